@@ -1,0 +1,119 @@
+"""Every workflow of the retrograd monorepo.
+
+    nox -s tests         pytest over every package present (quick reliability included)
+    nox -s conformance   the main job: every available backend against the documents and PyTorch
+    nox -s lint          ruff over the tree, mypy on the core
+    nox -s bench         the benchmark suite (tools/bench); ``-- --quick`` only checks it runs
+    nox -s stress        the full-size reliability suite
+    nox -s docs          the documentation, built with --strict
+    nox -s cuda          the CUDA package's no-GPU checks (NVRTC compiles), with the CUDA wheels
+
+PyTorch is the oracle. ``torch==2.13.0`` is pinned because that CPU wheel is what the project's
+machines carry; set ``RETROGRAD_TORCH`` (e.g. ``RETROGRAD_TORCH="torch==2.14.1"``) to override.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+CORE = "./packages/core"
+CONFORMANCE = "./packages/conformance"
+CUDA = "./packages/cuda"
+VENDOR_EXAMPLE = "./packages/conformance/examples/retrograd-array-api-strict"
+TORCH = os.environ.get("RETROGRAD_TORCH", "torch==2.13.0")
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def _present(path: str) -> bool:
+    return (ROOT / path / "pyproject.toml").exists()
+
+
+def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
+    """Install core, the packages present beside it, and the test tools."""
+    session.install("pip>=24")
+    if with_torch:
+        session.install(TORCH)
+    session.install("-e", f"{CORE}[test]")
+    if _present(CONFORMANCE):
+        session.install("-e", f"{CONFORMANCE}[torch]" if with_torch else CONFORMANCE)
+    if _present(VENDOR_EXAMPLE):
+        session.install("-e", VENDOR_EXAMPLE)
+    if _present(CUDA):
+        session.install("-e", CUDA)
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+    """pytest over every package present; the reliability suite runs in its quick form."""
+    _install_stack(session)
+    session.install("pytest>=8", "hypothesis>=6", "rich")
+    paths = [str(p) for p in sorted((ROOT / "packages").glob("*/tests")) if p.is_dir()]
+    session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs)
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree; mypy on the core package."""
+    session.install("ruff", "mypy", "numpy>=2")
+    session.run("ruff", "check", ".")
+    session.run("mypy", "packages/core/src/retrograd")
+
+
+@nox.session(python="3.11")
+def conformance(session: nox.Session) -> None:
+    """The main job: the conformance suite on every installed, available backend, oracle torch."""
+    _install_stack(session)
+    out = ROOT / "out" / "conformance"
+    out.mkdir(parents=True, exist_ok=True)
+    session.run(
+        "retrograd-conformance",
+        "--oracle",
+        "torch",
+        "--json",
+        str(out / "report.json"),
+        "--junit",
+        str(out / "report.xml"),
+        *session.posargs,
+    )
+
+
+@nox.session(python="3.11")
+def stress(session: nox.Session) -> None:
+    """The full-size reliability suite."""
+    _install_stack(session)
+    session.install("pytest>=8", "hypothesis>=6", "psutil")
+    session.run("pytest", "-q", "-m", "stress", "packages/core/tests/reliability", *session.posargs)
+
+
+@nox.session(python="3.11")
+def bench(session: nox.Session) -> None:
+    """The benchmark suite against torch and the hand-written NumPy floor (tools/bench)."""
+    _install_stack(session)
+    session.install("psutil")
+    session.run("python", "tools/bench/run.py", *session.posargs)
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """Build the documentation with --strict."""
+    _install_stack(session, with_torch=False)
+    session.install("mkdocs-material", "mkdocstrings[python]")
+    session.run("mkdocs", "build", "--strict")
+
+
+@nox.session(python="3.11")
+def cuda(session: nox.Session) -> None:
+    """The CUDA package's checks that need no GPU: every kernel compiles with NVRTC."""
+    session.install("pip>=24")
+    session.install("-e", f"{CORE}[test]")
+    session.install("-e", f"{CUDA}[cuda12]", "nvidia-cuda-nvrtc-cu12")
+    # every kernel source through NVRTC for sm_80 and sm_90, printed; then the tests (the
+    # NVRTC ones run here; the gpu ones skip with the reason unless a GPU is present)
+    session.run("python", "-m", "retrograd_cuda.kernels.nvrtc")
+    session.run("pytest", "-q", "-rs", "packages/cuda/tests", *session.posargs)

@@ -1,0 +1,49 @@
+"""retrograd: a reverse-mode automatic differentiation engine with a PyTorch-shaped API.
+
+    >>> import retrograd as rg
+    >>> x = rg.tensor(2.0, requires_grad=True)
+    >>> u = x * x
+    >>> (2 * u + 3 * u).backward()
+    >>> x.grad.item()
+    20.0
+"""
+
+from . import autograd, backends, nn
+from .autograd import Function
+from .backends import available_backends, get_backend, register_backend
+from .dtypes import Device, DType, bool_, float16, float32, float64, int32, int64
+from .dtypes import Device as device
+from .errors import DoubleBackwardUnsupported, GraphFreedError, RetrogradError, VersionMismatch
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import (
+    abs, add, amax, arange, as_tensor, cat, clamp, clone, cos, div, empty, empty_like, eq, exp,
+    expand, flatten, from_numpy, full, full_like, ge, gt, le, linspace, log, log_softmax,
+    logical_and, logsumexp, lt, manual_seed, matmul, maximum, mean, minimum, mul, ne, neg,
+    ones, ones_like, permute, pow, rand, rand_like, randn, randn_like, relu, reshape, sigmoid,
+    sin, softmax, sqrt, squeeze, stack, sub, sum, tanh, tensor, transpose, unsqueeze, where,
+    zeros, zeros_like,
+)
+from .tensor import Tensor
+
+bool = bool_  # noqa: A001 - PyTorch exports retrograd.bool as a dtype
+
+try:
+    from . import optim  # noqa: F401
+except ImportError:  # pragma: no cover - only while the optimizers are being written
+    pass
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
+    "RetrogradError", "Tensor", "VersionMismatch", "abs", "add", "amax", "arange",
+    "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",
+    "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",
+    "expand", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
+    "ge", "get_backend", "gt", "int32", "int64", "is_grad_enabled", "le", "linspace", "log",
+    "log_softmax", "logical_and", "logsumexp", "lt", "manual_seed", "matmul", "maximum",
+    "mean", "minimum", "mul", "ne", "neg", "nn", "no_grad", "ones", "ones_like", "permute",
+    "pow", "rand", "rand_like", "randn", "randn_like", "register_backend", "relu", "reshape",
+    "set_grad_enabled", "sigmoid", "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
+    "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,21 @@
+"""The autograd layer: graph nodes, the Engine, custom Functions, checks and anomaly mode."""
+
+from .accumulate import AccumulateGrad
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .api import backward, grad
+from .engine import Engine, is_fusion_enabled, set_fusion, set_tracer
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .node import Edge, FormulaNode, Node
+
+try:  # the walk-trace viewer lives beside the engine
+    from .trace import trace
+except ImportError:  # pragma: no cover - only while the module is being written
+    pass
+
+__all__ = [
+    "AccumulateGrad", "Edge", "Engine", "FormulaNode", "Function", "FunctionCtx",
+    "GradcheckError", "Node", "backward", "detect_anomaly", "grad", "gradcheck",
+    "gradgradcheck", "is_anomaly_enabled", "is_fusion_enabled", "once_differentiable",
+    "set_detect_anomaly", "set_fusion", "set_tracer", "trace",
+]

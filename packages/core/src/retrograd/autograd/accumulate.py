@@ -1,0 +1,52 @@
+"""AccumulateGrad: the terminal node of a leaf. One per leaf, shared by every graph built while
+it is alive (the leaf holds it weakly; each graph holds it strongly)."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from .node import Node
+
+__all__ = ["AccumulateGrad", "accumulator_of"]
+
+
+class AccumulateGrad(Node):
+    """Writes the gradient arriving at a leaf into ``leaf.grad`` (first write stores, later
+    writes add). Inside a backward walk the engine stages these writes and commits them only
+    once the whole walk has succeeded (E13)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        Node.__init__(self, ())
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
+        """Accumulate directly (outside the engine): used when a user calls the node."""
+        from ..tensor import Tensor
+        from .engine import commit_leaf_grad
+
+        g = grad_outputs[0]
+        if g is not None:
+            if isinstance(g, Tensor):
+                g = g._data
+            commit_leaf_grad(self.variable, self.variable.backend.ops.copy(g), False)
+        return ()
+
+    def release_saved(self) -> None:
+        """A leaf's accumulator is shared across graphs: it is never released."""
+
+
+def accumulator_of(leaf: Any) -> AccumulateGrad:
+    ex = leaf._x()
+    ref = ex.acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(leaf)
+        ex.acc = weakref.ref(acc)
+    return acc

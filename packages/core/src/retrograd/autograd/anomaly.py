@@ -1,0 +1,61 @@
+"""Anomaly mode: record where each node's forward op was called, and fail on NaN/inf in
+backward with that call site in the error."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
+
+
+class _Anomaly:
+    enabled = False
+
+
+_state = _Anomaly()
+
+
+def is_anomaly_enabled() -> bool:
+    return _state.enabled
+
+
+class detect_anomaly:
+    """Context manager (and decorator): while active, nodes remember their forward call site
+    and the engine raises ``RetrogradError`` when a backward produces NaN or inf."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        self._prev: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev.append(_state.enabled)
+        _state.enabled = self.check_nan
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self._prev.pop()
+
+    def __call__(self, fn: Any) -> Any:
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with detect_anomaly(self.check_nan):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class set_detect_anomaly(detect_anomaly):
+    def __init__(self, mode: bool) -> None:
+        super().__init__(mode)
+
+
+def forward_stack() -> str:
+    """The user's call stack at a forward op, without retrograd's own frames."""
+    frames = [
+        f for f in traceback.extract_stack()[:-1]
+        if "/retrograd/ops/" not in f.filename and "/retrograd/autograd/" not in f.filename
+        and "/retrograd/tensor.py" not in f.filename
+    ]
+    return "".join(traceback.format_list(frames[-8:]))

@@ -1,0 +1,92 @@
+"""``retrograd.autograd.backward`` and ``grad``: PyTorch's signatures over the Engine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import RetrogradError
+from .engine import run_backward, run_grad
+
+__all__ = ["backward", "grad"]
+
+
+def _seq(x: Any, what: str) -> list[Any]:
+    from ..tensor import Tensor
+
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(x).__name__}")
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves they reach
+    (only into ``inputs`` when given)."""
+    roots = _seq(tensors, "tensors")
+    if not roots:
+        raise RetrogradError("backward: no tensors to differentiate")
+    seeds = _seq(grad_tensors, "grad_tensors") if grad_tensors is not None else [None] * len(roots)
+    if len(seeds) != len(roots):
+        raise ValueError(f"backward: got {len(seeds)} grad_tensors for {len(roots)} tensors")
+    input_list = None
+    if inputs is not None:
+        input_list = _seq(inputs, "inputs")
+        if not input_list:
+            raise RetrogradError("backward: 'inputs' argument should not be empty")
+        for i, t in enumerate(input_list):
+            if t is None:
+                raise RetrogradError(f"backward: inputs[{i}] is None")
+    for i, r in enumerate(roots):
+        if r is None:
+            raise RetrogradError(f"backward: tensors[{i}] is None")
+    run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=input_list, fuse=None)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Any, ...]:
+    """Gradients of ``outputs`` w.r.t. ``inputs``; writes no ``.grad``. An input the outputs do
+    not depend on raises unless ``allow_unused`` (then None) or ``materialize_grads`` (zeros)."""
+    from ..ops.creation import zeros_like
+
+    roots = _seq(outputs, "outputs")
+    input_list = _seq(inputs, "inputs")
+    if not roots:
+        raise RetrogradError("grad: outputs is empty")
+    if not input_list:
+        raise RetrogradError("grad: inputs is empty")
+    for i, t in enumerate(input_list):
+        if t is None:
+            raise RetrogradError(f"grad: inputs[{i}] is None")
+    for i, t in enumerate(roots):
+        if t is None:
+            raise RetrogradError(f"grad: outputs[{i}] is None")
+    seeds: Sequence[Any] = (_seq(grad_outputs, "grad_outputs") if grad_outputs is not None
+                            else [None] * len(roots))
+    if len(seeds) != len(roots):
+        raise ValueError(f"grad: got {len(seeds)} grad_outputs for {len(roots)} outputs")
+    if materialize_grads:
+        if allow_unused is False:
+            raise ValueError("grad: materialize_grads=True requires allow_unused to be True "
+                             "or None")
+        allow_unused = True
+    result = run_grad(roots, list(seeds), input_list, retain_graph=retain_graph,
+                      create_graph=create_graph, fuse=None)
+    out = []
+    for i, (g, t) in enumerate(zip(result, input_list)):
+        if g is None:
+            if materialize_grads:
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RetrogradError(
+                    f"grad: input {i} (shape {t.shape}) appears to not have been used in the "
+                    "graph; set allow_unused=True if this is the desired behavior"
+                )
+        out.append(g)
+    return tuple(out)

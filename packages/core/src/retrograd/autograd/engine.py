@@ -1,0 +1,621 @@
+"""The backward engine (seed 000). Stateless: all per-call state lives in the call.
+
+    order   = reverse of an iterative DFS post-order from the roots   (E1; no recursion)
+    prune   = keep only nodes on a path to a requested input          (grad / inputs=)
+    fuse    = substitute fused nodes for this walk only                (E12)
+    walk    = per node: pending -> hooks -> validate_versions -> apply -> release_saved,
+              contributions summed per input slot in ``pending``       (E2, E5, E7)
+    commit  = leaf .grad written only after the whole walk succeeded   (E13)
+
+Each node is claimed by the walk using it; meeting another live walk's claim raises (E14).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import GraphFreedError, RetrogradError
+from ..grad_mode import _state as _grad
+from .accumulate import AccumulateGrad, accumulator_of
+from .anomaly import _state as _anomaly
+from .node import FormulaNode, Node
+
+__all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
+           "commit_leaf_grad"]
+
+
+class _TracerState(threading.local):
+    tracer: Any = None
+
+
+_tracer_state = _TracerState()
+_commit_lock = threading.Lock()
+
+
+def set_tracer(tracer: Any) -> None:
+    """Install (or clear, with None) this thread's walk tracer: ``tracer.event(kind, **data)``."""
+    _tracer_state.tracer = tracer
+
+
+def get_tracer() -> Any:
+    return _tracer_state.tracer
+
+
+class _Fusion:
+    enabled = True
+
+
+_fusion = _Fusion()
+
+
+def set_fusion(enabled: bool) -> None:
+    """Turn the fusion pass on or off globally (the default for ``fuse=None``)."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_fusion expects a bool, got {type(enabled).__name__}")
+    _fusion.enabled = enabled
+
+
+def is_fusion_enabled() -> bool:
+    return _fusion.enabled
+
+
+class _Walk:
+    """The claim a walk puts on the nodes it uses (E14)."""
+
+    __slots__ = ("live", "thread")
+
+    def __init__(self) -> None:
+        self.live = True
+        self.thread = threading.get_ident()
+
+
+# ------------------------------------------------------------------------------------------
+# order
+# ------------------------------------------------------------------------------------------
+def _claim(node: Node, walk: _Walk) -> None:
+    other = node._walk
+    if other is not None and other is not walk and other.live:
+        raise RetrogradError(
+            f"concurrent backward: {node.name()} is already being used by another backward "
+            f"pass (thread {other.thread}); two backward calls on one graph at once are "
+            "refused. Run them one after the other (with retain_graph=True)."
+        )
+    node._walk = walk
+
+
+def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
+    """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack."""
+    order: list[Node] = []
+    seen: set[Node] = set()
+    acc_type = AccumulateGrad
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        if walk is not None and type(root) is not acc_type:
+            _claim(root, walk)
+        stack = [(root, iter(root._next))]
+        while stack:
+            node, edges = stack[-1]
+            for edge in edges:
+                if edge is not None:
+                    child = edge[0]
+                    if child not in seen:
+                        seen.add(child)
+                        if walk is not None and type(child) is not acc_type:
+                            _claim(child, walk)
+                        stack.append((child, iter(child._next)))
+                        break
+            else:
+                stack.pop()
+                order.append(node)
+    order.reverse()
+    return order
+
+
+def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node], set[Node]]:
+    """Nodes that reach a target (``reach``) and nodes that must run to feed one (``run``)."""
+    reach: set[Node] = set()
+    run: set[Node] = set()
+    for node in reversed(order):  # children before parents
+        for edge in node._next:
+            if edge is not None and edge[0] in reach:
+                run.add(node)
+                reach.add(node)
+                break
+        if node in targets:
+            reach.add(node)
+    return [n for n in order if n in reach], reach, run
+
+
+# ------------------------------------------------------------------------------------------
+# the engine
+# ------------------------------------------------------------------------------------------
+class Engine:
+    """Reverse-mode driver. Never instantiated: use ``Engine.backward`` / ``Engine.grad``."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Engine:
+        raise TypeError("Engine is stateless and never instantiated; call Engine.backward(...) "
+                        "or Engine.grad(...)")
+
+    @staticmethod
+    def backward(root: Any, grad_seed: Any = None, retain_graph: bool = False,
+                 create_graph: bool = False, *, fuse: bool | None = None) -> None:
+        """Differentiate ``root`` (a tensor, or a sequence of tensors) and accumulate into the
+        ``.grad`` of every leaf reached."""
+        roots, seeds = _roots_and_seeds(root, grad_seed)
+        run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                     inputs=None, fuse=fuse)
+
+    @staticmethod
+    def grad(root: Any, inputs: Sequence[Any], grad_seed: Any = None, retain_graph: bool = False,
+             create_graph: bool = False, *, fuse: bool | None = None) -> list[Any]:
+        """Gradients of ``root`` w.r.t. ``inputs``, one entry per input (None where an input
+        lies outside the graph); reads and writes no ``.grad`` at all."""
+        roots, seeds = _roots_and_seeds(root, grad_seed)
+        if inputs is None:
+            raise RetrogradError("Engine.grad: inputs is None")
+        inputs = list(inputs)
+        for i, t in enumerate(inputs):
+            if t is None:
+                raise RetrogradError(f"Engine.grad: input {i} is None")
+        return run_grad(roots, seeds, inputs, retain_graph=retain_graph,
+                        create_graph=create_graph, fuse=fuse)
+
+
+def _roots_and_seeds(root: Any, grad_seed: Any) -> tuple[list[Any], list[Any]]:
+    from ..tensor import Tensor
+
+    if root is None:
+        raise RetrogradError("Engine: root is None")
+    roots = [root] if isinstance(root, Tensor) else list(root)
+    for i, r in enumerate(roots):
+        if r is None:
+            raise RetrogradError(f"Engine: root {i} is None")
+        if not isinstance(r, Tensor):
+            raise TypeError(f"Engine: root {i} must be a Tensor, got {type(r).__name__}")
+    if grad_seed is None or isinstance(grad_seed, Tensor):
+        seeds = [grad_seed] * len(roots) if len(roots) == 1 or grad_seed is None else None
+        if seeds is None:
+            raise ValueError("Engine: one seed given for several roots; pass one per root")
+    else:
+        seeds = list(grad_seed)
+        if len(seeds) != len(roots):
+            raise ValueError(f"Engine: got {len(seeds)} seeds for {len(roots)} roots")
+    return roots, seeds
+
+
+def _make_seed(i: int, root: Any, seed: Any, create_graph: bool) -> Any:
+    """E3: None -> ones of the root's shape/dtype/device; otherwise checked, never trusted."""
+    from ..tensor import Tensor
+
+    be = root.backend
+    if seed is None:
+        if root.numel() != 1:
+            raise RetrogradError(
+                f"grad can be implicitly created only for scalar outputs: root {i} has shape "
+                f"{root.shape}; pass gradient= (a tensor of that shape)"
+            )
+        data = be.ops.ones(root._data.shape, root._data.dtype)
+        return Tensor(data, be) if create_graph else data
+    if not isinstance(seed, Tensor):
+        raise TypeError(f"gradient for root {i} must be a Tensor, got {type(seed).__name__}")
+    if seed.backend is not be or seed.device != root.device:
+        raise RetrogradError(
+            f"gradient for root {i} is on device {seed.device} but the root is on "
+            f"{root.device}"
+        )
+    if seed.shape != root.shape:
+        raise ValueError(
+            f"Mismatch in shape: gradient for root {i} has shape {seed.shape} but the root "
+            f"has shape {root.shape}"
+        )
+    if seed.dtype is not root.dtype:
+        raise TypeError(
+            f"Mismatch in dtype: gradient for root {i} has dtype {seed.dtype} but the root "
+            f"has dtype {root.dtype}"
+        )
+    return seed if create_graph else seed._data
+
+
+def _root_edge(i: int, root: Any) -> tuple[Node, int]:
+    if root.grad_fn is not None:
+        return (root.grad_fn, root._output_nr)
+    if root._requires_grad:
+        return (accumulator_of(root), 0)
+    raise RetrogradError(
+        f"element {i} of tensors does not require grad and does not have a grad_fn "
+        f"(shape {root.shape}): nothing to differentiate"
+    )
+
+
+def run_backward(roots: list[Any], seeds: list[Any], *, retain_graph: bool | None,
+                 create_graph: bool, inputs: list[Any] | None, fuse: bool | None) -> None:
+    _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=True)
+
+
+def run_grad(roots: list[Any], seeds: list[Any], inputs: list[Any], *,
+             retain_graph: bool | None, create_graph: bool, fuse: bool | None) -> list[Any]:
+    return _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=False)
+
+
+def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
+    """Map each requested input to the node slot where its total gradient arrives:
+    a leaf by its AccumulateGrad, an interior tensor by its grad_fn and output slot."""
+    from ..tensor import Tensor
+
+    captures: dict[Node, dict[int, list[int]]] = {}
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RetrogradError(
+                f"inputs[{i}] (shape {t.shape}) does not require grad: it cannot receive a "
+                "gradient"
+            )
+        if t.grad_fn is not None:
+            node, slot = t.grad_fn, t._output_nr
+        else:
+            ex = t._extra
+            acc = ex.acc() if ex is not None and ex.acc is not None else None
+            if acc is None:
+                continue  # a leaf with no accumulator is in no graph: its entry stays None
+            node, slot = acc, 0
+        captures.setdefault(node, {}).setdefault(slot, []).append(i)
+    return captures
+
+
+def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_graph: bool,
+          fuse: bool | None, inputs: list[Any] | None, accumulate: bool) -> Any:
+    from ..tensor import Tensor
+
+    if retain_graph is None:
+        retain_graph = create_graph
+    retain = bool(retain_graph or create_graph)
+    root_edges = [_root_edge(i, r) for i, r in enumerate(roots)]
+    seed_values = [_make_seed(i, r, s, create_graph) for i, (r, s) in
+                   enumerate(zip(roots, seeds))]
+    captures = _capture_targets(inputs) if inputs is not None else None
+    tracer = _tracer_state.tracer
+    walk = _Walk()
+    prev_grad_mode = _grad.enabled
+    staged: dict[Any, Any] = {}
+    retained: list[tuple[Any, Any]] = []
+    captured: list[Any] = [None] * len(inputs) if inputs is not None else []
+    ok = False
+    try:
+        order = topo_order([e[0] for e in root_edges], walk)
+        run: set[Node] | None = None
+        reach: set[Node] | None = None
+        if captures is not None:
+            order, reach, run = _prune(order, set(captures))
+        if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
+                not _anomaly.enabled:
+            from .fusion import fuse_order
+
+            order = fuse_order(order, captures)
+        pending: dict[Node, list[Any]] = {}
+        for (node, nr), seed in zip(root_edges, seed_values):
+            buf = pending.get(node)
+            if buf is None:
+                buf = pending[node] = [None] * node._nin
+            buf[nr] = seed if buf[nr] is None else buf[nr] + seed
+        if tracer is not None:
+            tracer.event("begin", roots=roots, order=list(order))
+            for (node, nr), seed in zip(root_edges, seed_values):
+                tracer.event("arrive", node=node, slot=nr, value=_arr(seed),
+                             total=_arr(pending[node][nr]), source=None)
+        _grad.enabled = create_graph
+        anomaly = _anomaly.enabled
+        acc_type = AccumulateGrad
+        for node in order:
+            buf = pending.pop(node, None)
+            if buf is None:
+                continue
+            if node._hooks is not None:
+                buf = _pre_hooks(node, buf, retained, create_graph)
+            if tracer is not None:
+                tracer.event("ready", node=node, grads=[_arr(g) for g in buf])
+            if captures is not None and node in captures:
+                if type(node) is acc_type:
+                    buf = _leaf_hooks(node.variable, buf, create_graph)
+                for slot, idxs in captures[node].items():
+                    for i in idxs:
+                        captured[i] = buf[slot]
+                if accumulate:
+                    if type(node) is acc_type:
+                        if buf[0] is not None:
+                            staged[node.variable] = buf[0]
+                    else:
+                        for slot, idxs in captures[node].items():
+                            if buf[slot] is not None:
+                                retained.append((inputs[idxs[0]], buf[slot]))
+                if run is not None and node not in run:
+                    continue
+            if type(node) is acc_type:
+                if captures is None:
+                    buf = _leaf_hooks(node.variable, buf, create_graph)
+                    if buf[0] is not None:
+                        staged[node.variable] = buf[0]
+                continue
+            if node._released:
+                raise GraphFreedError(
+                    f"Trying to backward through the graph a second time: {node.name()} was "
+                    "already released by an earlier backward (saved tensors freed). Specify "
+                    "retain_graph=True on the first backward call if you need to backward "
+                    "twice."
+                )
+            for counter, version, index in node._versions:
+                if counter.value != version:
+                    node._raise_version_mismatch(index, counter.value, version)
+            try:
+                if create_graph:
+                    outs = node.apply_for_graph(buf)
+                elif run is not None and isinstance(node, FormulaNode):
+                    needs = tuple(e if e is not None and e[0] in reach else None
+                                  for e in node._next)
+                    outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
+                else:
+                    outs = node.apply(buf)
+            except (RetrogradError, TypeError, ValueError, ArithmeticError, IndexError) as exc:
+                if not getattr(exc, "_retrograd_noted", False):
+                    exc.add_note(f"(raised in the backward of {node.name()})")
+                    exc._retrograd_noted = True  # type: ignore[attr-defined]
+                raise
+            nexts = node._next
+            if len(outs) != len(nexts):
+                raise RetrogradError(
+                    f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
+                    "(one per input of its forward)"
+                )
+            if node._hooks is not None and node._hooks.post:
+                outs = _post_hooks(node, outs, buf, create_graph)
+            if anomaly:
+                _check_anomaly(node, outs)
+            if tracer is not None:
+                tracer.event("run", node=node, outputs=[_arr(o) for o in outs])
+            if not retain:
+                node.release_saved()
+                if tracer is not None:
+                    tracer.event("release", node=node)
+            for edge, g in zip(nexts, outs):
+                if edge is None or g is None:
+                    continue
+                nxt, nr = edge
+                b = pending.get(nxt)
+                if b is None:
+                    b = pending[nxt] = [None] * nxt._nin
+                    b[nr] = g
+                elif b[nr] is None:
+                    b[nr] = g
+                else:
+                    b[nr] = b[nr] + g
+                if tracer is not None:
+                    tracer.event("arrive", node=nxt, slot=nr, value=_arr(g),
+                                 total=_arr(b[nr]), source=node)
+        _grad.enabled = prev_grad_mode
+        if accumulate:
+            _commit(staged, retained, seed_values, create_graph, tracer)
+        ok = True
+        if not accumulate:
+            return [_as_result(g, inputs[i], create_graph) for i, g in enumerate(captured)]
+        return None
+    finally:
+        _grad.enabled = prev_grad_mode
+        walk.live = False
+        if tracer is not None:
+            tracer.event("end", ok=ok)
+
+
+def _arr(v: Any) -> Any:
+    return getattr(v, "_data", v)
+
+
+def _as_result(g: Any, like: Any, create_graph: bool) -> Any:
+    from ..tensor import Tensor
+
+    if g is None:
+        return None
+    if isinstance(g, Tensor):
+        return g
+    be = like.backend
+    if type(g) is not be.array_type:
+        g = be.asarray(g)
+    if g.dtype != like._data.dtype:
+        g = be.ops.astype(g, like._data.dtype)
+    return Tensor(g, be)
+
+
+# ------------------------------------------------------------------------------------------
+# hooks
+# ------------------------------------------------------------------------------------------
+def _to_tensor(g: Any, backend: Any) -> Any:
+    from ..tensor import Tensor
+
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor(g if type(g) is backend.array_type else backend.asarray(g), backend)
+
+
+def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
+    from ..tensor import Tensor
+
+    if result is None:
+        return old
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{what} must return a Tensor or None, got {type(result).__name__}")
+    old_shape = tuple(getattr(old, "shape", ()))
+    if old is not None and result.shape != old_shape:
+        raise ValueError(
+            f"{what} returned a gradient of shape {result.shape}, expected {old_shape}"
+        )
+    return result if create_graph else result._data
+
+
+def _tensor_hook_chain(hooks: dict[int, Any], g: Any, backend: Any, what: str,
+                       create_graph: bool) -> Any:
+    for fn in list(hooks.values()):
+        g = _from_hook(fn(_to_tensor(g, backend)), g, what, create_graph)
+    return g
+
+
+def _pre_hooks(node: Node, buf: list[Any], retained: list[Any], create_graph: bool) -> list[Any]:
+    hooks = node._hooks
+    assert hooks is not None
+    backend = getattr(node, "_backend", None)
+    if hooks.tensor_pre:
+        for slot, table in hooks.tensor_pre.items():
+            if table and buf[slot] is not None:
+                be = backend or _backend_of(buf[slot])
+                buf[slot] = _tensor_hook_chain(table, buf[slot], be,
+                                               f"hook on the output {slot} of {node.name()}",
+                                               create_graph)
+    if hooks.retain:
+        for slot, ref in hooks.retain.items():
+            t = ref()
+            if t is not None and buf[slot] is not None:
+                retained.append((t, buf[slot]))
+    if hooks.pre:
+        be = backend or _backend_of(next(g for g in buf if g is not None))
+        for fn in list(hooks.pre.values()):
+            res = fn(tuple(_to_tensor(g, be) for g in buf))
+            if res is not None:
+                res = list(res)
+                if len(res) != len(buf):
+                    raise RetrogradError(
+                        f"prehook of {node.name()} returned {len(res)} gradients, expected "
+                        f"{len(buf)}"
+                    )
+                buf = [_from_hook(r, o, f"prehook of {node.name()}", create_graph)
+                       for r, o in zip(res, buf)]
+    return buf
+
+
+def _post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any:
+    hooks = node._hooks
+    assert hooks is not None
+    be = getattr(node, "_backend", None) or _backend_of(
+        next((g for g in buf if g is not None), None))
+    for fn in list(hooks.post.values()):
+        res = fn(tuple(_to_tensor(g, be) for g in outs), tuple(_to_tensor(g, be) for g in buf))
+        if res is not None:
+            res = list(res)
+            if len(res) != len(outs):
+                raise RetrogradError(
+                    f"hook of {node.name()} returned {len(res)} gradients, expected {len(outs)}"
+                )
+            outs = [_from_hook(r, o, f"hook of {node.name()}", create_graph) if r is not None
+                    else None for r, o in zip(res, outs)]
+    return outs
+
+
+def _leaf_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> list[Any]:
+    ex = leaf._extra
+    if ex is None or not ex.hooks or buf[0] is None:
+        return buf
+    return [_tensor_hook_chain(ex.hooks, buf[0], leaf.backend,
+                               f"hook on the leaf of shape {leaf.shape}", create_graph)]
+
+
+def _backend_of(arr: Any) -> Any:
+    from ..backends.registry import _registered, get_backend
+
+    if hasattr(arr, "backend"):
+        return arr.backend
+    for be in list(_registered.values()) or [get_backend("cpu")]:
+        if isinstance(arr, be.array_type):
+            return be
+    return get_backend("cpu")
+
+
+def _check_anomaly(node: Node, outs: Any) -> None:
+    for i, g in enumerate(outs):
+        if g is None:
+            continue
+        arr = _arr(g)
+        be = getattr(node, "_backend", None) or _backend_of(arr)
+        if be.ops.any_nonfinite(arr):
+            kind = "nan" if bool(be.ops.isnan(arr).any()) else "inf"
+            where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
+            raise RetrogradError(
+                f"Function '{node.name()}' returned {kind} values in its {i}th output.\n"
+                f"The forward op that created {node.name()} was called at:\n{where}"
+            )
+
+
+# ------------------------------------------------------------------------------------------
+# commit (E13): nothing is written until the whole walk has succeeded
+# ------------------------------------------------------------------------------------------
+def _commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
+            create_graph: bool, tracer: Any) -> None:
+    shared = {id(s) for s in seeds if s is not None}
+    shared.update(id(g) for _t, g in retained)
+    with _commit_lock:
+        for leaf, g in staged.items():
+            if g is None:
+                continue
+            commit_leaf_grad(leaf, g, create_graph, shared)
+            if tracer is not None:
+                tracer.event("grad_written", tensor=leaf, value=leaf._grad._data)
+        for t, g in retained:
+            commit_leaf_grad(t, g, create_graph, None)
+            if tracer is not None:
+                tracer.event("grad_written", tensor=t, value=t._grad._data)
+    for leaf in staged:
+        ex = leaf._extra
+        if ex is not None and ex.post_hooks:
+            for fn in list(ex.post_hooks.values()):
+                fn(leaf)
+
+
+def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:
+    """E8: reduce to the leaf's shape; first write stores (copying anything that may be
+    shared), later writes add -- in place, or out of place when create_graph=True."""
+    from ..tensor import Tensor
+
+    be = leaf.backend
+    shape = leaf._data.shape
+    if create_graph or isinstance(g, Tensor):
+        gt = g if isinstance(g, Tensor) else Tensor(g, be)
+        if gt.shape != tuple(shape):
+            from ..ops.shape import sum_to
+
+            gt = sum_to(gt, tuple(shape))
+        cur = leaf._grad
+        if cur is None:
+            if shared is None or id(gt) in shared:
+                from ..ops.conversion import clone
+
+                gt = clone(gt)
+            leaf._grad = gt
+            if shared is not None:
+                shared.add(id(gt))
+        else:
+            leaf._grad = cur + gt
+        return
+    if g.shape != shape:
+        try:
+            g = be.ops.reduce_to(g, tuple(shape))
+        except ValueError:
+            raise RetrogradError(
+                f"gradient of shape {tuple(g.shape)} cannot be reduced to the shape {tuple(shape)} "
+                "of the tensor it accumulates into"
+            ) from None
+    if type(g) is not be.array_type:
+        g = be.asarray(g)
+    cur = leaf._grad
+    if cur is None:
+        if g.dtype != leaf._data.dtype:
+            g = be.ops.astype(g, leaf._data.dtype)
+        elif shared is None or id(g) in shared or be.ops.may_alias(g):
+            g = be.ops.copy(g)
+        leaf._grad = Tensor(g, be)
+        if shared is not None:
+            shared.add(id(g))
+    elif cur._requires_grad or cur.grad_fn is not None:
+        leaf._grad = Tensor(be.ops.add(cur._data, g), be)
+    else:
+        be.ops.accumulate_(cur._data, g)
+        cur._counter().value += 1

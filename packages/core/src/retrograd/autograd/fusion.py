@@ -1,0 +1,130 @@
+"""The fusion pass (E12): collapse ``LinearBackward -> {Relu,Tanh,Sigmoid}Backward`` pairs
+into one fused node, for this walk only.
+
+The fused node calls the backend's ``linear_<act>_backward`` kernel: the activation's
+derivative, the two matmuls and the bias reduction in one call (on CuPy, one elementwise
+kernel around the cuBLAS matmuls instead of several temporaries). The user's graph is never
+modified: a graph kept with retain_graph=True walks the same way again.
+
+Never fused: a pre-activation tensor with hooks or retain_grad, nodes with hooks, a pair where
+the linear output has another consumer, or a node whose gradient a ``grad`` call captures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops.elementwise import ReluBackward, SigmoidBackward, TanhBackward
+from ..ops.linalg import LinearBackward
+from .node import Node
+
+__all__ = ["fuse_order", "FusedLinearActivation"]
+
+_KERNELS = {
+    ReluBackward: "linear_relu_backward",
+    TanhBackward: "linear_tanh_backward",
+    SigmoidBackward: "linear_sigmoid_backward",
+}
+
+
+class FusedLinearActivation(Node):
+    """One walk's stand-in for ``act(linear(x, W, b))``'s two backward nodes."""
+
+    __slots__ = ("act", "linear", "kernel", "_backend")
+
+    fused = True
+
+    def __init__(self, act: Any, linear: Any, kernel: str) -> None:
+        Node.__init__(self, linear._next)
+        self.act = act
+        self.linear = linear
+        self.kernel = kernel
+        self._backend = linear._backend
+        self._versions = act._versions + linear._versions
+        self._walk = act._walk
+
+    # The fused node stands in for ``act`` in the walk: gradients addressed to ``act`` are
+    # found under the fused node in the pending map.
+    def __hash__(self) -> int:
+        return hash(self.act)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or other is self.act
+
+    @property
+    def parts(self) -> tuple[Node, Node]:
+        return (self.act, self.linear)
+
+    def name(self) -> str:
+        return f"Fused[{self.linear.name()}+{self.act.name()}]"
+
+    @property
+    def _released(self) -> bool:  # type: ignore[override]
+        return self.act._released or self.linear._released
+
+    @_released.setter
+    def _released(self, value: bool) -> None:
+        pass
+
+    def validate_versions(self) -> None:
+        self.act.validate_versions()
+        self.linear.validate_versions()
+
+    def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
+        n_act = len(self.act._versions)
+        if index < n_act:
+            self.act._raise_version_mismatch(index, now, saved)
+        self.linear._raise_version_mismatch(index - n_act, now, saved)
+
+    def apply(self, grad_outputs: Any) -> tuple[Any, ...]:
+        lin = self.linear
+        x, w = lin._saved
+        has_bias = lin._attrs[1]
+        nexts = lin._next
+        fn = getattr(self._backend.ops, self.kernel)
+        gx, gw, gb = fn(grad_outputs[0], self.act._saved[0], x, w, nexts[0] is not None,
+                        nexts[1] is not None, bool(has_bias and nexts[2] is not None))
+        return (gx, gw, gb) if has_bias else (gx, gw)
+
+    def saved_arrays(self) -> list[Any]:
+        return self.act.saved_arrays() + self.linear.saved_arrays()
+
+    def release_saved(self) -> None:
+        self.act.release_saved()
+        self.linear.release_saved()
+
+
+def fuse_order(order: list[Node], captures: Any) -> list[Node]:
+    candidates: dict[Node, tuple[Node, str]] = {}
+    for node in order:
+        kernel = _KERNELS.get(type(node))  # type: ignore[call-overload]
+        if kernel is None or node._hooks is not None:
+            continue
+        edge = node._next[0]
+        if edge is None:
+            continue
+        lin = edge[0]
+        if type(lin) is not LinearBackward or lin._hooks is not None or lin._released:
+            continue
+        if len(lin._attrs[0]) != 2:  # the fused kernels take 2-D inputs
+            continue
+        if captures is not None and (lin in captures or node in captures):
+            continue
+        candidates[lin] = (node, kernel)
+    if not candidates:
+        return order
+    consumers = dict.fromkeys(candidates, 0)
+    for node in order:
+        for edge in node._next:
+            if edge is not None and edge[0] in consumers:
+                consumers[edge[0]] += 1
+    replace: dict[Node, Node] = {}
+    drop: set[Node] = set()
+    for lin, (act, kernel) in candidates.items():
+        if consumers[lin] != 1:
+            continue
+        replace[act] = FusedLinearActivation(act, lin, kernel)
+        drop.add(lin)
+    if not replace:
+        return order
+    return [replace.get(n, n) for n in order if n not in drop]

@@ -1,0 +1,286 @@
+"""Backward graph nodes.
+
+A ``Node`` is one backward function. ``next_edges`` say where its outputs go: one
+``(node, input_nr)`` per forward input (``None`` where that input needs no gradient).
+Formula nodes carry the arrays their rule needs; nothing points back from a node to its
+consumers, and a node saves its output's *array*, never the output tensor, so the graph holds
+no reference cycles and is freed by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from ..errors import DoubleBackwardUnsupported, VersionMismatch
+
+__all__ = ["Node", "Edge", "FormulaNode", "formula_node"]
+
+_hook_ids = itertools.count()
+
+
+class Edge(NamedTuple):
+    """Where a gradient goes: the destination node and its input slot."""
+
+    node: Node | None
+    input_nr: int
+
+
+class _Hooks:
+    """The rarely used per-node state, kept out of the hot object."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retain")
+
+    def __init__(self) -> None:
+        self.pre: dict[int, Callable[..., Any]] = {}
+        self.post: dict[int, Callable[..., Any]] = {}
+        self.tensor_pre: dict[int, dict[int, Callable[..., Any]]] = {}
+        self.retain: dict[int, Any] = {}  # slot -> weakref to the tensor that retains grad
+
+    def empty(self) -> bool:
+        return not (self.pre or self.post or self.tensor_pre or self.retain)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_table", "_key")
+
+    def __init__(self, table: dict[int, Any], key: int) -> None:
+        self._table = table
+        self._key = key
+
+    def remove(self) -> None:
+        self._table.pop(self._key, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Node:
+    """Base class of every backward node.
+
+    ``apply(grads)`` takes the gradients of the forward outputs as raw backend arrays and
+    returns one gradient (array or None) per forward input; ``apply_for_graph`` does the same
+    with tensors, recording the computation so it can be differentiated again.
+    """
+
+    __slots__ = ("_next", "_versions", "_released", "_walk", "_hooks", "_meta", "__weakref__")
+
+    _nin = 1  # number of gradient inputs (= forward outputs)
+    fused = False
+
+    def __init__(self, next_edges: Sequence[tuple[Node, int] | None] = ()) -> None:
+        self._next = tuple(next_edges)
+        self._versions: tuple[Any, ...] = ()
+        self._released = False
+        self._walk: Any = None
+        self._hooks: _Hooks | None = None
+        self._meta: dict[str, Any] | None = None
+
+    # -- identity ------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next)
+
+    @property
+    def next_edges(self) -> tuple[Edge, ...]:
+        return tuple(Edge(e[0], e[1]) if e is not None else Edge(None, 0) for e in self._next)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = {}
+        return self._meta
+
+    @property
+    def released(self) -> bool:
+        return self._released
+
+    # -- the backward function ----------------------------------------------------------
+    def apply(self, grad_outputs: Sequence[Any]) -> Sequence[Any]:
+        raise NotImplementedError(f"{self.name()}.apply is not implemented")
+
+    def apply_for_graph(self, grad_outputs: Sequence[Any]) -> Sequence[Any]:
+        raise DoubleBackwardUnsupported(
+            f"{self.name()} does not support create_graph=True (double backward): it has no "
+            "apply_for_graph"
+        )
+
+    def __call__(self, *grad_outputs: Any) -> Any:
+        """Call the backward function on tensors (as PyTorch's ``grad_fn(*grads)``)."""
+        from ..tensor import Tensor
+
+        arrays = [g._data if isinstance(g, Tensor) else g for g in grad_outputs]
+        out = self.apply(arrays)
+        backend = next((g.backend for g in grad_outputs if isinstance(g, Tensor)), None)
+        wrapped = tuple(
+            None if o is None else Tensor._wrap(o, backend) for o in out
+        )
+        return wrapped[0] if len(wrapped) == 1 else wrapped
+
+    # -- saved tensors ------------------------------------------------------------------
+    def save_for_backward(self, *tensors: Any) -> None:
+        raise NotImplementedError(f"{self.name()} does not save tensors through this method")
+
+    def saved_arrays(self) -> list[Any]:
+        """The arrays this node still holds for its backward (empty once released)."""
+        return []
+
+    def release_saved(self) -> None:
+        self._versions = ()
+        self._released = True
+
+    def validate_versions(self) -> None:
+        for counter, version, index in self._versions:
+            if counter.value != version:
+                self._raise_version_mismatch(index, counter.value, version)
+
+    def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
+        shape = self._saved_shape(index)
+        raise VersionMismatch(
+            f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {self.name()} saved tensor #{index} of shape {shape}, which "
+            f"is at version {now}; expected version {saved} instead. Do not modify in place "
+            f"(also not under no_grad) a tensor that a later backward needs."
+        )
+
+    def _saved_shape(self, index: int) -> tuple[int, ...] | str:
+        return "?"
+
+    # -- hooks --------------------------------------------------------------------------
+    def _hook_table(self) -> _Hooks:
+        if self._hooks is None:
+            self._hooks = _Hooks()
+        return self._hooks
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after ``apply``; may return new grad_inputs."""
+        if not callable(fn):
+            raise TypeError(f"register_hook expects a callable, got {type(fn).__name__}")
+        table = self._hook_table().post
+        key = next(_hook_ids)
+        table[key] = fn
+        return RemovableHandle(table, key)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before ``apply``; may return new grad_outputs."""
+        if not callable(fn):
+            raise TypeError(f"register_prehook expects a callable, got {type(fn).__name__}")
+        table = self._hook_table().pre
+        key = next(_hook_ids)
+        table[key] = fn
+        return RemovableHandle(table, key)
+
+    def _register_tensor_prehook(self, slot: int, fn: Callable[..., Any]) -> RemovableHandle:
+        table = self._hook_table().tensor_pre.setdefault(slot, {})
+        key = next(_hook_ids)
+        table[key] = fn
+        return RemovableHandle(table, key)
+
+
+class FormulaNode(Node):
+    """A node whose backward is a derivative rule written once against an op namespace ``F``.
+
+    ``rule(F, g, saved, attrs, needs)`` returns one gradient per next edge. The fast walk
+    calls it with the backend's raw kernels; ``create_graph=True`` calls it with retrograd's
+    differentiable ops on tensors.
+    """
+
+    __slots__ = ("_backend", "_saved", "_sources", "_attrs")
+
+    rule: Callable[..., tuple[Any, ...]]
+
+    def __init__(
+        self,
+        backend: Any,
+        next_edges: tuple[Any, ...],
+        saved: tuple[Any, ...],
+        sources: tuple[Any, ...],
+        versions: tuple[Any, ...],
+        attrs: Any,
+    ) -> None:
+        self._next = next_edges
+        self._versions = versions
+        self._released = False
+        self._walk = None
+        self._hooks = None
+        self._meta = None
+        self._backend = backend
+        self._saved = saved
+        self._sources = sources
+        self._attrs = attrs
+
+    def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
+        return self.rule(self._backend.ops, grad_outputs[0], self._saved, self._attrs, self._next)
+
+    def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
+        from ..ops.graph_namespace import GRAPH_F
+
+        return self.rule(GRAPH_F, grad_outputs[0], self.unpack_saved(), self._attrs, self._next)
+
+    def unpack_saved(self) -> tuple[Any, ...]:
+        """Saved values as tensors: inputs as the original tensors (so a second derivative
+        reaches them), outputs re-wrapped with this node as their grad_fn."""
+        from ..tensor import Tensor
+
+        if self._saved is None:
+            from ..errors import GraphFreedError
+
+            raise GraphFreedError(
+                f"{self.name()}: saved tensors were already freed by an earlier backward; "
+                "pass retain_graph=True to the earlier backward to keep them"
+            )
+        out = []
+        for arr, src in zip(self._saved, self._sources):
+            if isinstance(src, Tensor):
+                out.append(src)
+            elif isinstance(src, int) and not isinstance(src, bool):
+                t = Tensor(arr, self._backend, True, self, src)
+                t._vc = _counter_for(self, arr)
+                out.append(t)
+            elif arr is None or isinstance(arr, (int, float)):
+                out.append(arr)
+            else:
+                out.append(Tensor(arr, self._backend))
+        return tuple(out)
+
+    def saved_arrays(self) -> list[Any]:
+        if self._saved is None:
+            return []
+        return [a for a in self._saved if a is not None and not isinstance(a, (int, float))]
+
+    def release_saved(self) -> None:
+        self._saved = None
+        self._sources = None
+        self._versions = ()
+        self._released = True
+
+    def _saved_shape(self, index: int) -> Any:
+        if self._saved is None:
+            return "?"
+        return tuple(getattr(self._saved[index], "shape", ()))
+
+
+def _counter_for(node: FormulaNode, arr: Any) -> Any:
+    for counter, _version, index in node._versions:
+        if node._saved[index] is arr:
+            return counter
+    from .._version import VersionCounter
+
+    return VersionCounter()
+
+
+def formula_node(name: str, rule: Callable[..., tuple[Any, ...]]) -> type[FormulaNode]:
+    """Make the node class of one op: ``formula_node("MulBackward", mul_rule)``."""
+    return type(name, (FormulaNode,), {"__slots__": (), "rule": staticmethod(rule)})

@@ -1,0 +1,105 @@
+"""The backend protocol (SPEC §5): an array namespace, a few conversions, and a kernel table.
+
+Every op reaches its arrays through ``tensor.backend``; nothing in ``retrograd.ops`` or
+``retrograd.autograd`` imports NumPy or CuPy. A backend starts from the reference kernels
+(written once in Array-API calls) and overrides the ones it can do better.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from types import SimpleNamespace
+from typing import Any
+
+from ..dtypes import DType, Device, as_dtype
+
+__all__ = ["Backend"]
+
+
+class Backend:
+    """A device backend. Subclasses set ``name`` and ``xp`` and may override kernels.
+
+    ``kernels`` maps a kernel name to a callable; ``ops`` is the same table as attributes,
+    which is what derivative rules receive as ``F`` in the fast (raw array) walk.
+    """
+
+    name: str
+    xp: Any
+
+    def __init__(
+        self,
+        name: str,
+        xp: Any,
+        overrides: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        array_type: type | None = None,
+    ) -> None:
+        from .reference import bind_composites, reference_kernels
+
+        self.name = name
+        self.xp = xp
+        table = reference_kernels(xp)
+        if overrides:
+            table.update(overrides)
+        self.kernels: dict[str, Callable[..., Any]] = table
+        self.ops = SimpleNamespace(**table)
+        # composites not replaced by the backend run on *this* backend's (possibly overridden)
+        # primitives
+        bind_composites(table, self.ops, keep=set(overrides or ()))
+        self.array_type = array_type if array_type is not None else type(xp.asarray(0.0))
+        self._dtype_cache: dict[Any, DType] = {}
+        self._xp_dtypes: dict[str, Any] = {}
+
+    def override(self, **kernels: Callable[..., Any]) -> None:
+        """Replace kernels after construction (used by device packages and by tests)."""
+        self.kernels.update(kernels)
+        for key, fn in kernels.items():
+            setattr(self.ops, key, fn)
+
+    # -- protocol -------------------------------------------------------------------------
+    def is_available(self) -> bool:
+        return True
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        if dtype is None:
+            return self.xp.asarray(data)
+        return self.xp.asarray(data, dtype=self.xp_dtype(dtype))
+
+    def to_numpy(self, array: Any) -> Any:
+        import numpy
+
+        return numpy.asarray(array)
+
+    def device_index(self, array: Any) -> int | None:
+        return None
+
+    def use_device(self, index: int | None) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    # -- helpers the core uses ----------------------------------------------------------------
+    def device_of(self, array: Any) -> Device:
+        return Device(self.name, self.device_index(array))
+
+    def xp_dtype(self, dtype: Any) -> Any:
+        d = as_dtype(dtype)
+        found = self._xp_dtypes.get(d.name)
+        if found is None:
+            found = getattr(self.xp, d.name)
+            self._xp_dtypes[d.name] = found
+        return found
+
+    def dtype_of(self, array: Any) -> DType:
+        key = array.dtype
+        found = self._dtype_cache.get(key)
+        if found is None:
+            found = as_dtype(getattr(key, "name", None) or str(key))
+            self._dtype_cache[key] = found
+        return found
+
+    def __repr__(self) -> str:
+        return f"<retrograd backend {self.name!r}>"
+
+
+def iter_kernel_names(backend: Backend) -> Iterator[str]:
+    yield from sorted(backend.kernels)

@@ -1,0 +1,116 @@
+"""The ``cpu`` backend: NumPy arrays, with a few kernels NumPy does faster than the reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import Backend
+
+__all__ = ["NumpyBackend", "backend"]
+
+
+def _reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead:
+        g = np.add.reduce(g, axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = np.add.reduce(g, axis=axes, keepdims=True)
+    return g if g.shape == shape else g.reshape(shape)
+
+
+def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)  # repeated integer indices accumulate, as the chain rule requires
+    return out
+
+
+def _where(cond: Any, a: Any, b: Any) -> Any:
+    return np.where(cond, a, b)
+
+
+def _relu(x: Any) -> Any:
+    return np.maximum(x, 0)
+
+
+def _relu_backward(g: Any, y: Any) -> Any:
+    return g * (y > 0)
+
+
+def _tanh_backward(g: Any, y: Any) -> Any:
+    out = y * y
+    np.subtract(1.0, out, out=out)
+    np.multiply(out, g, out=out)
+    return out
+
+
+def _sigmoid_backward(g: Any, y: Any) -> Any:
+    out = np.subtract(1.0, y)
+    np.multiply(out, y, out=out)
+    np.multiply(out, g, out=out)
+    return out
+
+
+def _sigmoid(x: Any) -> Any:
+    # 0.5 * (1 + tanh(x / 2)): one transcendental, stable for both signs
+    out = np.multiply(x, 0.5)
+    np.tanh(out, out=out)
+    np.add(out, 1.0, out=out)
+    np.multiply(out, 0.5, out=out)
+    return out
+
+
+def _is_view(result: Any, base: Any) -> bool:
+    return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
+
+
+def _sum(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return np.asarray(np.add.reduce(x, axis=dim if dim is not None else None, keepdims=keepdim))
+
+
+class NumpyBackend(Backend):
+    """NumPy on the host CPU."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "cpu",
+            np,
+            overrides={
+                "reduce_to": _reduce_to,
+                "index_backward": _index_backward,
+                "where": _where,
+                "relu": _relu,
+                "sigmoid": _sigmoid,
+                "relu_backward": _relu_backward,
+                "tanh_backward": _tanh_backward,
+                "sigmoid_backward": _sigmoid_backward,
+                "is_view": _is_view,
+                "maximum": np.maximum,
+                "minimum": np.minimum,
+                "concat": lambda arrays, dim: np.concatenate(arrays, axis=dim),
+                "stack": lambda arrays, dim: np.stack(arrays, axis=dim),
+                "matrix_transpose": lambda x: np.swapaxes(x, -1, -2),
+                "permute": np.transpose,
+                "reshape": np.reshape,
+                "sum": _sum,
+                "from_numpy": lambda values, dtype: np.asarray(values, dtype=dtype),
+                "item": lambda x: x.item(),
+            },
+            array_type=np.ndarray,
+        )
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        if dtype is None:
+            return np.asarray(data)
+        return np.asarray(data, dtype=self.xp_dtype(dtype))
+
+    def to_numpy(self, array: Any) -> Any:
+        return np.asarray(array)
+
+
+backend = NumpyBackend()

@@ -1,0 +1,353 @@
+"""Reference kernels, written once against an Array-API namespace ``xp``.
+
+Two kinds live here:
+
+* primitives (``add``, ``exp``, ``sum``, ``matmul``, ``reduce_to`` ...): one array function each;
+* composite backward formulas (``tanh_backward``, ``linear_relu_backward`` ...), written against
+  an op namespace ``F``. The backend binds them to its raw kernels for the fast walk, and the
+  autograd layer binds the *same* functions to retrograd's differentiable ops for
+  ``create_graph=True`` -- one formula, two executions. A device backend may replace a composite
+  with a fused kernel (CuPy: one pass instead of several temporaries).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+__all__ = ["reference_kernels", "COMPOSITES", "bind_composites", "normalize_dims"]
+
+
+def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """``dim`` (None, int or sequence) as a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    out = []
+    for d in dim:
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise TypeError(f"dim must be an int or a sequence of ints, got {dim!r}")
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(f"dim {d} is out of range for a tensor of {ndim} dimension(s)")
+        out.append(d % ndim if ndim else 0)
+    return tuple(sorted(set(out)))
+
+
+# ---------------------------------------------------------------------------------------------
+# composite backward formulas: written against F, run on raw arrays or on differentiable ops
+# ---------------------------------------------------------------------------------------------
+def relu_backward(F: Any, g: Any, y: Any) -> Any:
+    return F.where(F.gt(y, 0), g, 0.0)
+
+
+def tanh_backward(F: Any, g: Any, y: Any) -> Any:
+    return F.mul(g, F.sub(1.0, F.mul(y, y)))
+
+
+def sigmoid_backward(F: Any, g: Any, y: Any) -> Any:
+    return F.mul(F.mul(g, y), F.sub(1.0, y))
+
+
+def softmax_backward(F: Any, g: Any, y: Any, dim: int) -> Any:
+    return F.mul(y, F.sub(g, F.sum(F.mul(g, y), dim, True)))
+
+
+def log_softmax_backward(F: Any, g: Any, y: Any, dim: int) -> Any:
+    return F.sub(g, F.mul(F.exp(y), F.sum(g, dim, True)))
+
+
+def cross_entropy_backward(F: Any, g: Any, x: Any, logp: Any, target: Any, reduction: str) -> Any:
+    probs = F.ce_probs(x, logp)
+    diff = F.sub(probs, F.one_hot(target, probs))
+    if reduction == "mean":
+        return F.mul(diff, F.div(g, float(target.shape[0])))
+    if reduction == "sum":
+        return F.mul(diff, g)
+    return F.mul(diff, F.unsqueeze(g, -1))
+
+
+def linear_backward(
+    F: Any, g: Any, x: Any, weight: Any, need_x: bool, need_w: bool, need_b: bool
+) -> tuple[Any, Any, Any]:
+    gx = F.matmul(g, weight) if need_x else None
+    gw = F.matmul(F.matrix_transpose(g), x) if need_w else None
+    gb = F.sum(g, 0, False) if need_b else None
+    return gx, gw, gb
+
+
+def linear_relu_backward(F: Any, g: Any, y: Any, x: Any, w: Any, nx: bool, nw: bool, nb: bool):
+    return F.linear_backward(F.relu_backward(g, y), x, w, nx, nw, nb)
+
+
+def linear_tanh_backward(F: Any, g: Any, y: Any, x: Any, w: Any, nx: bool, nw: bool, nb: bool):
+    return F.linear_backward(F.tanh_backward(g, y), x, w, nx, nw, nb)
+
+
+def linear_sigmoid_backward(F: Any, g: Any, y: Any, x: Any, w: Any, nx: bool, nw: bool, nb: bool):
+    return F.linear_backward(F.sigmoid_backward(g, y), x, w, nx, nw, nb)
+
+
+COMPOSITES: dict[str, Callable[..., Any]] = {
+    "relu_backward": relu_backward,
+    "tanh_backward": tanh_backward,
+    "sigmoid_backward": sigmoid_backward,
+    "softmax_backward": softmax_backward,
+    "log_softmax_backward": log_softmax_backward,
+    "cross_entropy_backward": cross_entropy_backward,
+    "linear_backward": linear_backward,
+    "linear_relu_backward": linear_relu_backward,
+    "linear_tanh_backward": linear_tanh_backward,
+    "linear_sigmoid_backward": linear_sigmoid_backward,
+}
+
+
+def bind_composites(
+    table: dict[str, Callable[..., Any]], namespace: Any, *, keep: set[str] | None = None
+) -> None:
+    """Bind every composite not in ``keep`` to ``namespace`` and store it in ``table``."""
+    for name, fn in COMPOSITES.items():
+        if keep and name in keep:
+            continue
+        bound = functools.partial(fn, namespace)
+        table[name] = bound
+        setattr(namespace, name, bound)
+
+
+# ---------------------------------------------------------------------------------------------
+# primitives
+# ---------------------------------------------------------------------------------------------
+def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
+    """Every kernel the core calls, written in Array-API calls on ``xp``."""
+
+    def _like(value: Any, ref: Any) -> Any:
+        if isinstance(value, (int, float, bool)):
+            return xp.asarray(value, dtype=ref.dtype)
+        return value
+
+    def where(cond: Any, a: Any, b: Any) -> Any:
+        ref = a if not isinstance(a, (int, float)) else b
+        return xp.where(cond, _like(a, ref), _like(b, ref))
+
+    def sigmoid(x: Any) -> Any:
+        # exp(-softplus(-x)): no overflow for either sign
+        return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
+
+    def relu(x: Any) -> Any:
+        return xp.where(x > 0, x, xp.zeros_like(x))
+
+    def sum_(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        axis = dim if not isinstance(dim, list) else tuple(dim)
+        return xp.sum(x, axis=axis, keepdims=keepdim)
+
+    def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        axis = dim if not isinstance(dim, list) else tuple(dim)
+        return xp.mean(x, axis=axis, keepdims=keepdim)
+
+    def amax(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        return xp.max(x, axis=dim, keepdims=keepdim)
+
+    def logsumexp(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        m = xp.max(x, axis=dim, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
+        if not keepdim:
+            axes = normalize_dims(dim, x.ndim)
+            out = xp.squeeze(out, axis=axes) if axes else out
+        return out
+
+    def softmax(x: Any, dim: int) -> Any:
+        e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+        return e / xp.sum(e, axis=dim, keepdims=True)
+
+    def log_softmax(x: Any, dim: int) -> Any:
+        shifted = x - xp.max(x, axis=dim, keepdims=True)
+        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+
+    def cross_entropy_forward(x: Any, target: Any, reduction: str) -> tuple[Any, Any]:
+        logp = log_softmax(x, 1)
+        picked = xp.sum(xp.where(one_hot(target, logp) > 0, logp, xp.zeros_like(logp)), axis=1)
+        losses = -picked
+        if reduction == "mean":
+            return xp.mean(losses), logp
+        if reduction == "sum":
+            return xp.sum(losses), logp
+        return losses, logp
+
+    def one_hot(target: Any, like: Any) -> Any:
+        classes = xp.arange(like.shape[-1], dtype=target.dtype)
+        return xp.astype(xp.expand_dims(target, axis=-1) == classes, like.dtype)
+
+    def ce_probs(x: Any, logp: Any) -> Any:
+        return xp.exp(logp)
+
+    def matrix_transpose(x: Any) -> Any:
+        axes = list(range(x.ndim))
+        axes[-1], axes[-2] = axes[-2], axes[-1]
+        return xp.permute_dims(x, tuple(axes))
+
+    def reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
+        """Sum ``g`` down to ``shape``: undo broadcasting (leading dims, then size-1 dims)."""
+        gshape = g.shape
+        if gshape == shape:
+            return g
+        lead = len(gshape) - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+        )
+        if axes:
+            g = xp.sum(g, axis=axes, keepdims=True)
+        return xp.reshape(g, shape)
+
+    def expand(x: Any, shape: tuple[int, ...]) -> Any:
+        return xp.broadcast_to(x, shape)
+
+    def squeeze(x: Any, dims: tuple[int, ...]) -> Any:
+        return xp.squeeze(x, axis=dims) if dims else x
+
+    def getitem(x: Any, key: Any) -> Any:
+        return x[key]
+
+    def setitem(x: Any, key: Any, value: Any) -> None:
+        x[key] = value
+
+    def index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
+        out = xp.zeros(shape, dtype=g.dtype)
+        if _has_array_index(key):
+            raise NotImplementedError(
+                "index_backward with integer-array keys needs a scatter-add kernel; this "
+                f"backend ({xp.__name__}) does not provide one"
+            )
+        out[key] = g
+        return out
+
+    def index_zero(g: Any, key: Any) -> Any:
+        out = xp.asarray(g, copy=True)
+        out[key] = 0
+        return out
+
+    def item(x: Any) -> Any:
+        return x.item() if hasattr(x, "item") else float(x)
+
+    def any_nonfinite(x: Any) -> bool:
+        return not bool(xp.all(xp.isfinite(x)))
+
+    def accumulate_(dst: Any, src: Any) -> None:
+        operator.iadd(dst, src)
+
+    def assign_(dst: Any, src: Any) -> None:
+        dst[...] = src
+
+    def may_alias(a: Any) -> bool:
+        return getattr(a, "base", None) is not None
+
+    def is_view(result: Any, base: Any) -> bool:
+        # Without a way to ask, assume the result shares memory: an in-place op on a
+        # presumed view then bumps the shared counter (a spurious error, never a wrong grad).
+        return True
+
+    def maximum(a: Any, b: Any) -> Any:
+        return xp.maximum(_like(a, b), _like(b, a))
+
+    def minimum(a: Any, b: Any) -> Any:
+        return xp.minimum(_like(a, b), _like(b, a))
+
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        return xp.clip(x, lo, hi)
+
+    def full(shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+        return xp.full(shape, value, dtype=dtype)
+
+    def random_like_numpy(values: Any, dtype: Any) -> Any:
+        return xp.asarray(values, dtype=dtype)
+
+    table: dict[str, Callable[..., Any]] = {
+        "add": operator.add,
+        "sub": operator.sub,
+        "mul": operator.mul,
+        "div": operator.truediv,
+        "pow": operator.pow,
+        "neg": operator.neg,
+        "matmul": operator.matmul,
+        "gt": operator.gt,
+        "ge": operator.ge,
+        "lt": operator.lt,
+        "le": operator.le,
+        "eq": operator.eq,
+        "ne": operator.ne,
+        "logical_and": xp.logical_and,
+        "exp": xp.exp,
+        "log": xp.log,
+        "sqrt": xp.sqrt,
+        "sin": xp.sin,
+        "cos": xp.cos,
+        "tanh": xp.tanh,
+        "abs": xp.abs,
+        "sign": xp.sign,
+        "sigmoid": sigmoid,
+        "relu": relu,
+        "where": where,
+        "maximum": maximum,
+        "minimum": minimum,
+        "clip": clip,
+        "sum": sum_,
+        "mean": mean,
+        "amax": amax,
+        "logsumexp": logsumexp,
+        "softmax": softmax,
+        "log_softmax": log_softmax,
+        "cross_entropy_forward": cross_entropy_forward,
+        "one_hot": one_hot,
+        "ce_probs": ce_probs,
+        "matrix_transpose": matrix_transpose,
+        "reduce_to": reduce_to,
+        "expand": expand,
+        "reshape": lambda x, shape: xp.reshape(x, shape),
+        "permute": lambda x, dims: xp.permute_dims(x, tuple(dims)),
+        "unsqueeze": lambda x, dim: xp.expand_dims(x, axis=dim),
+        "squeeze": squeeze,
+        "getitem": getitem,
+        "setitem": setitem,
+        "index_backward": index_backward,
+        "index_zero": index_zero,
+        "concat": lambda arrays, dim: xp.concat(list(arrays), axis=dim),
+        "stack": lambda arrays, dim: xp.stack(list(arrays), axis=dim),
+        "zeros": lambda shape, dtype: xp.zeros(shape, dtype=dtype),
+        "ones": lambda shape, dtype: xp.ones(shape, dtype=dtype),
+        "full": full,
+        "empty": lambda shape, dtype: xp.empty(shape, dtype=dtype),
+        "zeros_like": xp.zeros_like,
+        "ones_like": xp.ones_like,
+        "arange": lambda start, stop, step, dtype: xp.arange(start, stop, step, dtype=dtype),
+        "linspace": lambda start, stop, num, dtype: xp.linspace(start, stop, num, dtype=dtype),
+        "astype": lambda x, dtype: xp.astype(x, dtype),
+        "copy": lambda x: xp.asarray(x, copy=True),
+        "from_numpy": random_like_numpy,
+        "item": item,
+        "any_nonfinite": any_nonfinite,
+        "isnan": xp.isnan,
+        "isinf": xp.isinf,
+        "accumulate_": accumulate_,
+        "iadd": operator.iadd,
+        "isub": operator.isub,
+        "imul": operator.imul,
+        "itruediv": operator.itruediv,
+        "assign_": assign_,
+        "may_alias": may_alias,
+        "is_view": is_view,
+        "isfinite_all": lambda x: bool(xp.all(xp.isfinite(x))),
+        "pi": lambda: math.pi,
+    }
+    bind_composites(table, SimpleNamespace(**table))
+    return table
+
+
+def _has_array_index(key: Any) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return any(
+        not isinstance(k, (int, slice, type(None), type(Ellipsis))) for k in items
+    )

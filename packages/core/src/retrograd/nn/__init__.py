@@ -1,0 +1,11 @@
+"""``retrograd.nn``: modules (``Linear``, ``Sequential`` ...) and ``functional``."""
+
+from . import functional
+
+try:
+    from .modules import *  # noqa: F403
+    from .modules import __all__ as _modules_all
+except ImportError:  # pragma: no cover - only while modules.py is being written
+    _modules_all = []
+
+__all__ = ["functional", *_modules_all]

@@ -1,0 +1,48 @@
+"""The ops: one module per family, each op's forward next to its derivative rule.
+
+``registry()`` names every differentiable op, so the conformance op database can check that
+each has an entry.
+"""
+
+from . import conversion, creation, elementwise, inplace, linalg, methods, nn, reduction, shape
+from .conversion import clone, to
+from .creation import (
+    arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace, manual_seed,
+    ones, ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+)
+from .elementwise import (
+    abs, add, clamp, cos, div, eq, exp, ge, gt, le, log, logical_and, lt, maximum, minimum,
+    mul, ne, neg, pow, relu, sigmoid, sin, sqrt, sub, tanh, where,
+)
+from .linalg import linear, matmul
+from .nn import cross_entropy, log_softmax, mse_loss, softmax
+from .reduction import amax, logsumexp, mean, sum
+from .shape import (
+    cat, expand, flatten, getitem, permute, reshape, squeeze, stack, transpose, unsqueeze, view,
+)
+
+_DIFFERENTIABLE = (
+    "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
+    "tanh", "sigmoid", "relu", "clamp", "where", "maximum", "minimum", "matmul", "sum",
+    "mean", "amax", "logsumexp", "reshape", "view", "permute", "transpose", "T", "squeeze",
+    "unsqueeze", "expand", "flatten", "getitem", "cat", "stack", "linear", "softmax",
+    "log_softmax", "cross_entropy", "mse_loss", "clone", "to",
+)
+
+
+def registry() -> tuple[str, ...]:
+    """Names of every differentiable op retrograd provides (SPEC §2)."""
+    return _DIFFERENTIABLE
+
+
+__all__ = [
+    "abs", "add", "amax", "arange", "as_tensor", "cat", "clamp", "clone", "conversion", "cos",
+    "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
+    "expand", "flatten", "from_numpy", "full", "full_like", "ge", "getitem", "gt", "inplace",
+    "le", "linalg", "linear", "linspace", "log", "log_softmax", "logical_and", "logsumexp",
+    "lt", "manual_seed", "matmul", "maximum", "mean", "methods", "minimum", "mse_loss", "mul",
+    "ne", "neg", "nn", "ones", "ones_like", "permute", "pow", "rand", "rand_like", "randn",
+    "randn_like", "reduction", "registry", "relu", "reshape", "shape", "sigmoid", "sin",
+    "softmax", "sqrt", "squeeze", "stack", "sub", "sum", "tanh", "tensor", "to", "transpose",
+    "unsqueeze", "view", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,131 @@
+"""What every op needs: operand checks, and ``record`` -- attaching a backward node to an
+output. Ops compute on raw arrays through ``tensor.backend.ops`` and call ``record`` only when
+grad mode is on and some input requires grad."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.accumulate import accumulator_of
+from ..autograd.anomaly import _state as _anomaly
+from ..autograd.anomaly import forward_stack
+from ..errors import RetrogradError
+from ..grad_mode import _state as _grad
+from ..tensor import Tensor
+
+__all__ = ["record", "edge_of", "grad_on", "binary_operands", "check_device", "raw", "wrap",
+           "Scalar"]
+
+Scalar = (int, float)
+
+
+def grad_on() -> bool:
+    return _grad.enabled
+
+
+def edge_of(t: Tensor | None) -> tuple[Any, int] | None:
+    """The edge a gradient for ``t`` travels: its grad_fn slot, or its leaf accumulator."""
+    if t is None or not t._requires_grad:
+        return None
+    fn = t.grad_fn
+    if t._base is not None and t._extra is not None and fn is not None:
+        _check_view_fresh(t)
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (accumulator_of(t), 0)
+
+
+def _check_view_fresh(t: Tensor) -> None:
+    vc = t._vc
+    if vc is not None and getattr(vc, "rebased", 0) != t._extra.view_epoch:  # type: ignore[union-attr]
+        raise RetrogradError(
+            f"a view of shape {t.shape} was used after its base was modified in place by a "
+            "recorded operation; its autograd history is stale. retrograd does not rebase "
+            "views (refused rather than a silently wrong gradient): take the view again "
+            "after the in-place operation."
+        )
+
+
+def record(
+    cls: Any,
+    out: Tensor,
+    inputs: tuple[Tensor | None, ...],
+    saved: tuple[Any, ...] = (),
+    sources: tuple[Any, ...] = (),
+    attrs: Any = None,
+) -> Tensor:
+    """Attach a ``cls`` backward node to ``out``.
+
+    ``sources[i]`` says what ``saved[i]`` is: the input Tensor it came from (its version is
+    stamped), ``0`` for the output's own array (stamped with the output's counter), or None
+    for a constant.
+    """
+    versions = []
+    for i, src in enumerate(sources):
+        if src is None:
+            continue
+        if type(src) is int:
+            vc = out._counter()
+        else:
+            vc = src._vc
+            if vc is None:
+                vc = src._counter()
+        versions.append((vc, vc.value, i))
+    node = cls(
+        out.backend,
+        tuple([edge_of(t) for t in inputs]),
+        saved,
+        sources,
+        tuple(versions),
+        attrs,
+    )
+    if _anomaly.enabled:
+        node.metadata["traceback_"] = forward_stack()
+    out.grad_fn = node
+    out._requires_grad = True
+    return out
+
+
+def check_device(op: str, a: Tensor, b: Tensor) -> None:
+    if a.backend is not b.backend or a.device != b.device:
+        raise RetrogradError(
+            f"{op}: expected all tensors to be on the same device, but found at least two "
+            f"devices, {a.device} and {b.device}"
+        )
+
+
+def raw(x: Any, backend: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def wrap(data: Any, backend: Any) -> Tensor:
+    if type(data) is not backend.array_type:
+        data = backend.asarray(data)
+    return Tensor(data, backend)
+
+
+def binary_operands(op: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """Resolve the backend of a binary op; Python scalars stay scalars (weak dtypes)."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a.backend is not b.backend:
+                check_device(op, a, b)
+            return a, b, a.backend
+        if isinstance(b, Scalar):
+            return a, b, a.backend
+        raise TypeError(
+            f"{op}: unsupported operand type {type(b).__name__} (expected a Tensor or a number)"
+        )
+    if isinstance(b, Tensor) and isinstance(a, Scalar):
+        return a, b, b.backend
+    raise TypeError(
+        f"{op}: unsupported operand types {type(a).__name__} and {type(b).__name__}"
+    )
+
+
+def broadcast_error(op: str, a: Any, b: Any, exc: Exception) -> ValueError:
+    sa = tuple(getattr(a, "shape", ()))
+    sb = tuple(getattr(b, "shape", ()))
+    return ValueError(
+        f"{op}: shapes {sa} and {sb} cannot be broadcast together ({exc})"
+    )

@@ -1,0 +1,110 @@
+"""Moving tensors between devices and dtypes (differentiable), and clone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.node import Node, formula_node
+from ..backends.registry import backend_for_device
+from ..dtypes import DType, Device, as_device, as_dtype
+from ..grad_mode import _state as _grad
+from ..tensor import Tensor
+from ._core import edge_of
+
+__all__ = ["to", "clone"]
+
+
+class ToCopyBackward(Node):
+    """Gradient of a device/dtype copy: copy the gradient back to the source device/dtype."""
+
+    __slots__ = ("_src_backend", "_src_device", "_src_dtype")
+
+    def __init__(self, src: Tensor) -> None:
+        Node.__init__(self, (edge_of(src),))
+        self._src_backend = src.backend
+        self._src_device = src.device
+        self._src_dtype = src.dtype
+
+    def name(self) -> str:
+        return "ToCopyBackward0"
+
+    def apply(self, grad_outputs: Any) -> tuple[Any]:
+        g = grad_outputs[0]
+        src_be = self._src_backend
+        if g is None:
+            return (None,)
+        host = None
+        for be in _all_backends():
+            if isinstance(g, be.array_type):
+                host = be.to_numpy(g)
+                break
+        if host is None:
+            host = g
+        with src_be.use_device(self._src_device.index):
+            return (src_be.asarray(host, self._src_dtype),)
+
+    def apply_for_graph(self, grad_outputs: Any) -> tuple[Any]:
+        return (to(grad_outputs[0], self._src_device, self._src_dtype),)
+
+
+CloneBackward = formula_node("CloneBackward0", lambda F, g, s, a, n: (g,))
+
+
+def _all_backends() -> list[Any]:
+    from ..backends.registry import _registered
+
+    return list(_registered.values())
+
+
+def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    device: Device | None = None
+    dtype: DType | None = None
+    for a in list(args) + [kwargs.pop("device", None), kwargs.pop("dtype", None)]:
+        if a is None:
+            continue
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, DType) or (a in (float, int, bool)):
+            dtype = as_dtype(a)
+        elif isinstance(a, str):
+            try:
+                dtype = as_dtype(a)
+            except TypeError:
+                device = as_device(a)
+        elif isinstance(a, Device) or hasattr(a, "type"):
+            device = as_device(a)
+        else:
+            raise TypeError(f"to(): unsupported argument {a!r}")
+    if kwargs:
+        raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+    same_device = device is None or device == t.device
+    same_dtype = dtype is None or dtype is t.dtype
+    if same_device and same_dtype:
+        return t
+    target_backend, target_dev = (t.backend, t.device) if device is None else \
+        backend_for_device(device)
+    dt = dtype or t.dtype
+    if target_backend is t.backend and same_device:
+        data = t.backend.ops.astype(t._data, target_backend.xp_dtype(dt))
+    else:
+        host = t.backend.to_numpy(t._data)
+        with target_backend.use_device(target_dev.index):
+            data = target_backend.asarray(host, dt)
+    out = Tensor(data if type(data) is target_backend.array_type
+                 else target_backend.asarray(data), target_backend)
+    if _grad.enabled and t._requires_grad and dt.is_floating_point:
+        node = ToCopyBackward(t)
+        out.grad_fn = node
+        out._requires_grad = True
+    return out
+
+
+def clone(t: Tensor) -> Tensor:
+    """A copy with its own memory; differentiable (gradient passes through)."""
+    from ._core import record
+
+    be = t.backend
+    out = Tensor(be.ops.copy(t._data), be)
+    if _grad.enabled and t._requires_grad:
+        record(CloneBackward, out, (t,))
+    return out

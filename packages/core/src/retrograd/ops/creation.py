@@ -1,0 +1,273 @@
+"""Creation functions. Python floats default to float32 and ints to int64, as in PyTorch."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..backends.registry import backend_for_device
+from ..dtypes import DType, as_dtype, bool_, float32, int64
+from ..errors import RetrogradError
+from ..tensor import Tensor
+
+__all__ = ["tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "rand", "randn",
+           "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+           "manual_seed", "as_tensor", "from_numpy"]
+
+
+class _Rng(threading.local):
+    generator: Any = None
+
+
+_rng = _Rng()
+_seed_lock = threading.Lock()
+_global_seed: list[int | None] = [None]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator used by ``rand`` / ``randn`` (host-side, then moved to the device)."""
+    import numpy
+
+    if not isinstance(seed, int):
+        raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
+    with _seed_lock:
+        _global_seed[0] = seed
+        _rng.generator = numpy.random.default_rng(seed)
+
+
+def _generator() -> Any:
+    import numpy
+
+    if _rng.generator is None:
+        _rng.generator = numpy.random.default_rng(_global_seed[0])
+    return _rng.generator
+
+
+def _infer_dtype(data: Any) -> DType:
+    """The dtype PyTorch would give ``data``: bool, int64 or float32 for Python values."""
+    if isinstance(data, bool):
+        return bool_
+    if isinstance(data, int):
+        return int64
+    if isinstance(data, float):
+        return float32
+    if isinstance(data, (list, tuple)):
+        kinds = set()
+        stack = list(data)
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (list, tuple)):
+                stack.extend(item)
+            elif isinstance(item, Tensor):
+                kinds.add(item.dtype.name)
+            elif isinstance(item, bool):
+                kinds.add("bool")
+            elif isinstance(item, int):
+                kinds.add("int")
+            elif isinstance(item, float):
+                kinds.add("float")
+            elif hasattr(item, "dtype"):
+                kinds.add(str(item.dtype))
+            else:
+                raise TypeError(f"tensor(): unsupported element type {type(item).__name__}")
+        if not kinds or "float" in kinds or "float32" in kinds:
+            if "float64" in kinds and "float" not in kinds:
+                return as_dtype("float64")
+            return float32
+        if kinds <= {"bool"}:
+            return bool_
+        if "float64" in kinds:
+            return as_dtype("float64")
+        return int64
+    return as_dtype(getattr(data, "dtype", "float32"))
+
+
+def _to_host(data: Any) -> Any:
+    import numpy
+
+    if isinstance(data, Tensor):
+        return data.backend.to_numpy(data._data)
+    if isinstance(data, (list, tuple)):
+        return numpy.asarray([_to_host(d) for d in data]) if any(
+            isinstance(d, Tensor) for d in data) else data
+    if hasattr(data, "__array__") and not isinstance(data, numpy.ndarray):
+        return numpy.asarray(data)
+    return data
+
+
+def _finish(data: Any, backend: Any, requires_grad: bool, op: str) -> Tensor:
+    out = Tensor(data if type(data) is backend.array_type else backend.asarray(data), backend)
+    if requires_grad:
+        if not out.dtype.is_floating_point:
+            raise RetrogradError(
+                f"{op}: only tensors of floating point dtype can require gradients, got "
+                f"{out.dtype}"
+            )
+        out._requires_grad = True
+    return out
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (number, nested lists, array, Tensor)."""
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"tensor(): requires_grad must be a bool, got {requires_grad!r}")
+    if isinstance(data, Tensor) and device is None:
+        device = data.device
+    backend, dev = backend_for_device(device)
+    dt = as_dtype(dtype) if dtype is not None else _infer_dtype(
+        data if not isinstance(data, Tensor) else data._data)
+    host = _to_host(data)
+    import numpy
+
+    try:
+        arr = numpy.array(host, dtype=dt.name)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"tensor(): could not build a tensor from {type(data).__name__}: "
+                         f"{exc}") from None
+    with backend.use_device(dev.index):
+        out_data = backend.asarray(arr, dt)
+        if out_data is arr:
+            out_data = backend.ops.copy(arr)
+    return _finish(out_data, backend, requires_grad, "tensor")
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: Any) -> Tensor:
+    """A cpu tensor sharing memory with ``array``."""
+    backend, _ = backend_for_device("cpu")
+    return Tensor(backend.asarray(array), backend)
+
+
+def _size(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, int) or isinstance(s, bool) or s < 0:
+            raise ValueError(f"{name}: sizes must be non-negative ints, got {size!r}")
+    return tuple(size)
+
+
+def _filled(name: str, size: tuple[Any, ...], kernel: str, dtype: Any, device: Any,
+            requires_grad: bool, *extra: Any) -> Tensor:
+    shape = _size(name, size)
+    backend, dev = backend_for_device(device)
+    dt = as_dtype(dtype) if dtype is not None else float32
+    with backend.use_device(dev.index):
+        data = getattr(backend.ops, kernel)(shape, *extra, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, name)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _filled("zeros", size, "zeros", dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _filled("ones", size, "ones", dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _filled("empty", size, "empty", dtype, device, requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = _infer_dtype(fill_value)
+    return _filled("full", (size,) if not isinstance(size, int) else ((size,),), "full",
+                   dtype, device, requires_grad, fill_value)
+
+
+def _like(name: str, t: Tensor, fn: Any, dtype: Any, device: Any, requires_grad: bool,
+          *extra: Any) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
+    return fn(t.shape, *extra, dtype=dtype if dtype is not None else t.dtype,
+              device=device if device is not None else t.device, requires_grad=requires_grad)
+
+
+def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _like("zeros_like", t, zeros, dtype, device, requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like("ones_like", t, ones, dtype, device, requires_grad)
+
+
+def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _like("empty_like", t, empty, dtype, device, requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like("full_like", t, full, dtype, device, requires_grad, fill_value)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = float32 if any(isinstance(v, float) for v in (start, end, step)) else int64
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.arange(start, end, step, backend.xp_dtype(dtype))
+    return _finish(data, backend, requires_grad, "arange")
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    backend, dev = backend_for_device(device)
+    dt = as_dtype(dtype) if dtype is not None else float32
+    with backend.use_device(dev.index):
+        data = backend.ops.linspace(start, end, steps, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, "linspace")
+
+
+def _random(name: str, size: tuple[Any, ...], dtype: Any, device: Any,
+            requires_grad: bool) -> Tensor:
+    shape = _size(name, size)
+    dt = as_dtype(dtype) if dtype is not None else float32
+    if not dt.is_floating_point:
+        raise TypeError(f"{name}: dtype must be floating point, got {dt}")
+    gen = _generator()
+    values = gen.random(shape) if name == "rand" else gen.standard_normal(shape)
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, name)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _random("rand", size, dtype, device, requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _random("randn", size, dtype, device, requires_grad)
+
+
+def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like("rand_like", t, rand, dtype, device, requires_grad)
+
+
+def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return _like("randn_like", t, randn, dtype, device, requires_grad)

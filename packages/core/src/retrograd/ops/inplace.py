@@ -1,0 +1,184 @@
+"""In-place ops. Each bumps the tensor's version counter by one (also under no_grad).
+
+With grad mode on, an in-place op on a non-leaf (or on a tensor that then depends on an input
+requiring grad) is recorded: the result is computed by the out-of-place op on a stand-in for
+the old value and the tensor's history is rebased onto that node. On a leaf that requires
+grad it is an error. Through a *view* of a tensor that needs grad it is refused (retrograd
+does not rebase views): an error that says so, never a silently wrong gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import RetrogradError
+from ..grad_mode import _state as _grad
+from ..tensor import Tensor
+from ._core import Scalar, check_device
+
+__all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
+
+
+def _inplace(
+    name: str,
+    t: Tensor,
+    operands: tuple[Any, ...],
+    out_of_place: Callable[[Tensor], Tensor],
+    raw_apply: Callable[[Any], None],
+    needs_old: bool,
+) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
+    for o in operands:
+        if isinstance(o, Tensor):
+            if o.backend is not t.backend or o.device != t.device:
+                check_device(name, t, o)
+        elif not isinstance(o, Scalar):
+            raise TypeError(f"{name}: unsupported operand type {type(o).__name__}")
+    grad = _grad.enabled
+    if grad and t._requires_grad and t.grad_fn is None:
+        raise RetrogradError(
+            f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
+            "in-place operation; do it under retrograd.no_grad() or use an out-of-place op"
+        )
+    record = grad and (t._requires_grad or any(
+        isinstance(o, Tensor) and o._requires_grad for o in operands))
+    be = t.backend
+    if record:
+        if t._base is not None:
+            raise RetrogradError(
+                f"{name}: in-place operation on a view (shape {t.shape}) while recording "
+                "gradients is not supported by retrograd (it does not rebase views); apply "
+                "the op to the base tensor, use an out-of-place op, or use no_grad()"
+            )
+        old_data = be.ops.copy(t._data) if needs_old else t._data
+        old = Tensor(old_data, be, t._requires_grad, t.grad_fn, t._output_nr)
+        res = out_of_place(old)
+        if res.shape != t.shape:
+            raise ValueError(
+                f"{name}: output with shape {t.shape} doesn't match the broadcast shape "
+                f"{res.shape}"
+            )
+        be.ops.assign_(t._data, res._data)
+        t.grad_fn = res.grad_fn
+        t._output_nr = res._output_nr
+        t._requires_grad = res._requires_grad
+        vc = t._counter()
+        vc.value += 1
+        vc.rebased += 1
+        return t
+    try:
+        raw_apply(t._data)
+    except ValueError as exc:
+        shapes = [getattr(o, "shape", ()) for o in operands]
+        raise ValueError(
+            f"{name}: cannot apply an operand of shape {shapes} in place to a tensor of shape "
+            f"{t.shape} ({exc})"
+        ) from None
+    t._counter().value += 1
+    return t
+
+
+def _raw(o: Any) -> Any:
+    return o._data if isinstance(o, Tensor) else o
+
+
+def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    from .elementwise import add, mul
+
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _inplace("add_", t, (other,), lambda old: add(old, other),
+                    lambda a: t.backend.ops.iadd(a, _raw(other)), False)
+
+
+def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    from .elementwise import mul, sub
+
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _inplace("sub_", t, (other,), lambda old: sub(old, other),
+                    lambda a: t.backend.ops.isub(a, _raw(other)), False)
+
+
+def mul_(t: Tensor, other: Any) -> Tensor:
+    from .elementwise import mul
+
+    return _inplace("mul_", t, (other,), lambda old: mul(old, other),
+                    lambda a: t.backend.ops.imul(a, _raw(other)), True)
+
+
+def div_(t: Tensor, other: Any) -> Tensor:
+    from .elementwise import div
+
+    return _inplace("div_", t, (other,), lambda old: div(old, other),
+                    lambda a: t.backend.ops.itruediv(a, _raw(other)), True)
+
+
+def _replace_all(old: Tensor, value: Any) -> Tensor:
+    """A result equal to ``value`` broadcast to ``old``'s shape; ``old`` gets zero gradient."""
+    from .elementwise import add
+    from .shape import expand, index_zero
+
+    zeroed = index_zero(old, (Ellipsis,))
+    if isinstance(value, Tensor):
+        return add(zeroed, expand(value, *old.shape))
+    return add(zeroed, value)
+
+
+def fill_(t: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise ValueError(f"fill_ only supports 0-dimensional value tensors, got shape "
+                         f"{value.shape}")
+    return _inplace("fill_", t, (value,), lambda old: _replace_all(old, value),
+                    lambda a: t.backend.ops.assign_(a, _raw(value)), False)
+
+
+def zero_(t: Tensor) -> Tensor:
+    return fill_(t, 0)
+
+
+def copy_(t: Tensor, src: Any) -> Tensor:
+    from .conversion import to
+
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
+    if src.backend is not t.backend or src.device != t.device:
+        src = to(src, t.device)
+    try:
+        t.backend.ops.expand(src._data, t._data.shape) if src.shape != t.shape else None
+    except ValueError:
+        raise ValueError(f"copy_: source of shape {src.shape} cannot be broadcast to the "
+                         f"destination shape {t.shape}") from None
+    return _inplace("copy_", t, (src,), lambda old: _replace_all(old, src),
+                    lambda a: t.backend.ops.assign_(a, src._data), False)
+
+
+def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
+    from .elementwise import add
+    from .shape import _norm_key, expand, index_backward, index_zero
+
+    if not isinstance(t, Tensor):
+        raise TypeError(f"__setitem__: expected a Tensor, got {type(t).__name__}")
+    k = _norm_key(t, key)
+    try:
+        sub_shape = tuple(t.backend.ops.getitem(t._data, k).shape)
+    except IndexError as exc:
+        raise IndexError(f"index {key!r} is invalid for a tensor of shape {t.shape}: {exc}") \
+            from None
+
+    def out_of_place(old: Tensor) -> Tensor:
+        if isinstance(value, Tensor):
+            v = expand(value, *sub_shape) if value.shape != sub_shape else value
+            return add(index_zero(old, k), index_backward(v, t.shape, k))
+        zeroed = index_zero(old, k)
+        const = t.backend.ops.zeros(t._data.shape, t._data.dtype)
+        t.backend.ops.setitem(const, k, value)
+        return add(zeroed, Tensor(const, t.backend))
+
+    def raw_apply(a: Any) -> None:
+        v = value._data if isinstance(value, Tensor) else value
+        t.backend.ops.setitem(a, k, v)
+
+    return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)

@@ -1,0 +1,130 @@
+"""matmul (1-D, 2-D, batched with broadcasting) and linear."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.node import formula_node
+from ..grad_mode import _state as _grad
+from ..tensor import Tensor
+from ._core import check_device, record
+
+__all__ = ["matmul", "linear"]
+
+
+def _matmul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    a, b = saved
+    sa, sb = attrs
+    ga = gb = None
+    if len(sa) == 1 and len(sb) == 1:  # dot product
+        ga = F.mul(g, b) if needs[0] else None
+        gb = F.mul(g, a) if needs[1] else None
+        return ga, gb
+    if len(sa) == 1:  # (n,) @ (..., n, m) -> (..., m)
+        g2 = F.unsqueeze(g, -2)  # (..., 1, m)
+        if needs[0]:
+            ga = F.reshape(F.reduce_to(F.matmul(g2, F.matrix_transpose(b)), (1, sa[0])), sa)
+        if needs[1]:
+            gb = F.reduce_to(F.matmul(F.reshape(a, (sa[0], 1)), g2), sb)
+        return ga, gb
+    if len(sb) == 1:  # (..., n, k) @ (k,) -> (..., n)
+        g2 = F.unsqueeze(g, -1)  # (..., n, 1)
+        if needs[0]:
+            ga = F.reduce_to(F.matmul(g2, F.reshape(b, (1, sb[0]))), sa)
+        if needs[1]:
+            gb = F.reshape(F.reduce_to(F.matmul(F.matrix_transpose(a), g2), (sb[0], 1)), sb)
+        return ga, gb
+    if needs[0]:
+        ga = F.reduce_to(F.matmul(g, F.matrix_transpose(b)), sa)
+    if needs[1]:
+        gb = F.reduce_to(F.matmul(F.matrix_transpose(a), g), sb)
+    return ga, gb
+
+
+MmBackward = formula_node("MmBackward0", _matmul_rule)
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(
+            f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}"
+        )
+    if a.backend is not b.backend or a.device != b.device:
+        check_device("matmul", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
+                         f"{a.shape} and {b.shape}")
+    be = a.backend
+    try:
+        data = be.ops.matmul(a._data, b._data)
+    except ValueError as exc:
+        raise ValueError(
+            f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied ({exc})"
+        ) from None
+    if type(data) is not be.array_type:
+        data = be.asarray(data)
+    out = Tensor(data, be)
+    if _grad.enabled and (a._requires_grad or b._requires_grad):
+        record(MmBackward, out, (a, b), (a._data, b._data), (a, b),
+               (tuple(a._data.shape), tuple(b._data.shape)))
+    return out
+
+
+def _linear_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, ...]:
+    x, w = saved
+    xshape, has_bias = attrs
+    nb = bool(has_bias and needs[2])
+    if len(xshape) == 2:
+        gx, gw, gb = F.linear_backward(g, x, w, bool(needs[0]), bool(needs[1]), nb)
+    else:
+        x2 = F.reshape(x, (-1, xshape[-1]))
+        g2 = F.reshape(g, (-1, w.shape[0]))
+        gx, gw, gb = F.linear_backward(g2, x2, w, bool(needs[0]), bool(needs[1]), nb)
+        if gx is not None:
+            gx = F.reshape(gx, xshape)
+    return (gx, gw, gb) if has_bias else (gx, gw)
+
+
+LinearBackward = formula_node("LinearBackward0", _linear_rule)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with ``weight`` of shape (out, in), as in PyTorch."""
+    for name, t in (("input", x), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear: {name} must be a Tensor, got {type(t).__name__}")
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(f"linear: bias must be a Tensor or None, got {type(bias).__name__}")
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear: input of shape {x.shape} does not match weight of shape {weight.shape} "
+            f"(expected input[..., {weight.shape[1]}])"
+        )
+    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
+        raise ValueError(f"linear: bias of shape {bias.shape} does not match weight of shape "
+                         f"{weight.shape} (expected ({weight.shape[0]},))")
+    for t in (weight, bias):
+        if t is not None and (t.backend is not x.backend or t.device != x.device):
+            check_device("linear", x, t)
+    be = x.backend
+    F = be.ops
+    data = F.matmul(x._data, F.matrix_transpose(weight._data))
+    if bias is not None:
+        data = F.add(data, bias._data)
+    if type(data) is not be.array_type:
+        data = be.asarray(data)
+    out = Tensor(data, be)
+    if _grad.enabled and (x._requires_grad or weight._requires_grad or
+                          (bias is not None and bias._requires_grad)):
+        inputs = (x, weight) if bias is None else (x, weight, bias)
+        if bias is not None and bias.shape == ():
+            # a 0-d bias broadcasts; keep its gradient shape right through a generic add
+            from .elementwise import add
+
+            core = linear(x, weight, None)
+            return add(core, bias)
+        record(LinearBackward, out, inputs, (x._data, weight._data), (x, weight),
+               (tuple(x._data.shape), bias is not None))
+    return out

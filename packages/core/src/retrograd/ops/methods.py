@@ -1,0 +1,134 @@
+"""Tensor methods and operators, bound to the op functions (kept out of tensor.py so that the
+Tensor class stays about data and bookkeeping)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from . import conversion, elementwise, inplace, linalg, nn, reduction, shape
+
+__all__: list[str] = []
+
+
+def _swap(fn: Any) -> Any:
+    return lambda self, other: fn(other, self)
+
+
+def _rmatmul(self: Tensor, other: Any) -> Tensor:
+    return linalg.matmul(other, self)
+
+
+def _T(self: Tensor) -> Tensor:
+    nd = self.ndim
+    return shape.permute(self, *reversed(range(nd))) if nd != 2 else shape.transpose(self, 0, 1)
+
+
+def _mT(self: Tensor) -> Tensor:
+    return shape.transpose(self, -2, -1)
+
+
+def _view_as(self: Tensor, other: Tensor) -> Tensor:
+    return shape.view(self, other.shape)
+
+
+def _expand_as(self: Tensor, other: Tensor) -> Tensor:
+    return shape.expand(self, *other.shape)
+
+
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    inplace.setitem(self, key, value)
+
+
+def _iop(fn: Any) -> Any:
+    def op(self: Tensor, other: Any) -> Tensor:
+        return fn(self, other)
+
+    return op
+
+
+_METHODS: dict[str, Any] = {
+    "__add__": elementwise.add,
+    "__radd__": _swap(elementwise.add),
+    "__sub__": elementwise.sub,
+    "__rsub__": _swap(elementwise.sub),
+    "__mul__": elementwise.mul,
+    "__rmul__": lambda self, other: elementwise.mul(self, other),
+    "__truediv__": elementwise.div,
+    "__rtruediv__": _swap(elementwise.div),
+    "__pow__": elementwise.pow,
+    "__rpow__": _swap(elementwise.pow),
+    "__matmul__": linalg.matmul,
+    "__rmatmul__": _rmatmul,
+    "__neg__": elementwise.neg,
+    "__abs__": elementwise.abs,
+    "__eq__": elementwise.eq,
+    "__ne__": elementwise.ne,
+    "__lt__": elementwise.lt,
+    "__le__": elementwise.le,
+    "__gt__": elementwise.gt,
+    "__ge__": elementwise.ge,
+    "__getitem__": shape.getitem,
+    "__setitem__": _setitem,
+    "__iadd__": _iop(inplace.add_),
+    "__isub__": _iop(inplace.sub_),
+    "__imul__": _iop(inplace.mul_),
+    "__itruediv__": _iop(inplace.div_),
+    "add": elementwise.add,
+    "sub": elementwise.sub,
+    "mul": elementwise.mul,
+    "div": elementwise.div,
+    "pow": elementwise.pow,
+    "neg": elementwise.neg,
+    "abs": elementwise.abs,
+    "exp": elementwise.exp,
+    "log": elementwise.log,
+    "sqrt": elementwise.sqrt,
+    "sin": elementwise.sin,
+    "cos": elementwise.cos,
+    "tanh": elementwise.tanh,
+    "sigmoid": elementwise.sigmoid,
+    "relu": elementwise.relu,
+    "clamp": elementwise.clamp,
+    "clip": elementwise.clamp,
+    "maximum": elementwise.maximum,
+    "minimum": elementwise.minimum,
+    "eq": elementwise.eq,
+    "ne": elementwise.ne,
+    "lt": elementwise.lt,
+    "le": elementwise.le,
+    "gt": elementwise.gt,
+    "ge": elementwise.ge,
+    "matmul": linalg.matmul,
+    "sum": reduction.sum,
+    "mean": reduction.mean,
+    "amax": reduction.amax,
+    "logsumexp": reduction.logsumexp,
+    "softmax": nn.softmax,
+    "log_softmax": nn.log_softmax,
+    "reshape": shape.reshape,
+    "view": shape.view,
+    "view_as": _view_as,
+    "permute": shape.permute,
+    "transpose": shape.transpose,
+    "squeeze": shape.squeeze,
+    "unsqueeze": shape.unsqueeze,
+    "expand": shape.expand,
+    "expand_as": _expand_as,
+    "flatten": shape.flatten,
+    "clone": conversion.clone,
+    "add_": inplace.add_,
+    "sub_": inplace.sub_,
+    "mul_": inplace.mul_,
+    "div_": inplace.div_,
+    "zero_": inplace.zero_,
+    "fill_": inplace.fill_,
+    "copy_": inplace.copy_,
+}
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+Tensor.T = property(_T)  # type: ignore[attr-defined]
+Tensor.mT = property(_mT)  # type: ignore[attr-defined]
+Tensor.__hash__ = object.__hash__  # type: ignore[method-assign]

@@ -1,0 +1,105 @@
+"""Reductions: sum, mean, amax, logsumexp (with ``dim`` and ``keepdim``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.node import formula_node
+from ..backends.reference import normalize_dims
+from ..grad_mode import _state as _grad
+from ..tensor import Tensor
+from ._core import record
+
+__all__ = ["sum", "mean", "amax", "logsumexp"]
+
+
+def _keep_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _expand_back(F: Any, g: Any, attrs: Any) -> Any:
+    xshape, kshape = attrs[0], attrs[1]
+    return F.expand(F.reshape(g, kshape), xshape)
+
+
+def _sum_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    return (_expand_back(F, g, attrs),)
+
+
+def _mean_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    return (F.div(_expand_back(F, g, attrs), float(attrs[2])),)
+
+
+def _amax_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    x, out = saved
+    xshape, kshape = attrs[0], attrs[1]
+    hit = F.where(F.eq(x, F.reshape(out, kshape)), F.ones_like(x), 0.0)
+    count = F.sum(hit, attrs[2], True)
+    return (F.mul(hit, F.div(F.reshape(g, kshape), count)),)
+
+
+def _logsumexp_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    x, out = saved
+    kshape = attrs[1]
+    return (F.mul(F.reshape(g, kshape), F.exp(F.sub(x, F.reshape(out, kshape)))),)
+
+
+SumBackward = formula_node("SumBackward1", _sum_rule)
+MeanBackward = formula_node("MeanBackward1", _mean_rule)
+AmaxBackward = formula_node("AmaxBackward0", _amax_rule)
+LogsumexpBackward = formula_node("LogsumexpBackward0", _logsumexp_rule)
+
+
+def _reduce(name: str, x: Any, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[int, ...], Any]:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    if not isinstance(keepdim, bool):
+        raise TypeError(f"{name}: keepdim must be a bool, got {type(keepdim).__name__}")
+    shape = x._data.shape
+    axes = normalize_dims(dim, len(shape))
+    be = x.backend
+    data = getattr(be.ops, name)(x._data, axes if len(shape) else None, keepdim)
+    if type(data) is not be.array_type:
+        data = be.asarray(data)
+    return Tensor(data, be), axes, data
+
+
+def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    out, axes, _ = _reduce("sum", x, dim, keepdim)
+    if _grad.enabled and x._requires_grad:
+        shape = tuple(x._data.shape)
+        record(SumBackward, out, (x,), (), (), (shape, _keep_shape(shape, axes)))
+    return out
+
+
+def mean(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+        raise TypeError(f"mean: input dtype should be floating point, got {x.dtype}")
+    out, axes, _ = _reduce("mean", x, dim, keepdim)
+    if _grad.enabled and x._requires_grad:
+        shape = tuple(x._data.shape)
+        n = 1
+        for a in axes:
+            n *= shape[a]
+        record(MeanBackward, out, (x,), (), (), (shape, _keep_shape(shape, axes), n))
+    return out
+
+
+def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    if isinstance(x, Tensor) and x.numel() == 0:
+        raise ValueError("amax: cannot reduce an empty tensor")
+    out, axes, data = _reduce("amax", x, dim, keepdim)
+    if _grad.enabled and x._requires_grad:
+        shape = tuple(x._data.shape)
+        record(AmaxBackward, out, (x,), (x._data, data), (x, 0),
+               (shape, _keep_shape(shape, axes), axes))
+    return out
+
+
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    out, axes, data = _reduce("logsumexp", x, dim, keepdim)
+    if _grad.enabled and x._requires_grad:
+        shape = tuple(x._data.shape)
+        record(LogsumexpBackward, out, (x,), (x._data, data), (x, 0),
+               (shape, _keep_shape(shape, axes)))
+    return out

@@ -1,0 +1,403 @@
+"""Tensor: a backend array plus the autograd bookkeeping (grad, grad_fn, version, hooks).
+
+The hot attributes live in ``__slots__``; rarely used state (hooks, retain_grad, the leaf's
+AccumulateGrad) lives in one ``_extra`` object so the common tensor stays small.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ._version import VersionCounter
+from .dtypes import DType, Device, as_device, as_dtype
+from .errors import RetrogradError
+
+__all__ = ["Tensor"]
+
+
+class _Extra:
+    __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name")
+
+    def __init__(self) -> None:
+        self.hooks: dict[int, Callable[..., Any]] | None = None
+        self.post_hooks: dict[int, Callable[..., Any]] | None = None
+        self.retains_grad = False
+        self.acc: Any = None  # weakref to this leaf's AccumulateGrad
+        self.view_epoch = 0
+        self.name: str | None = None
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data",
+        "backend",
+        "_requires_grad",
+        "grad_fn",
+        "_output_nr",
+        "_grad",
+        "_vc",
+        "_base",
+        "_extra",
+        "__weakref__",
+    )
+
+    __array_priority__ = 1000  # make ndarray (op) Tensor defer to Tensor's reflected operators
+
+    def __init__(
+        self,
+        data: Any,
+        backend: Any,
+        requires_grad: bool = False,
+        grad_fn: Any = None,
+        output_nr: int = 0,
+    ) -> None:
+        self._data = data
+        self.backend = backend
+        self._requires_grad = requires_grad
+        self.grad_fn = grad_fn
+        self._output_nr = output_nr
+        self._grad: Tensor | None = None
+        self._vc: VersionCounter | None = None
+        self._base: Tensor | None = None
+        self._extra: _Extra | None = None
+
+    @classmethod
+    def _wrap(cls, data: Any, backend: Any) -> Tensor:
+        if type(data) is not backend.array_type:
+            data = backend.asarray(data)
+        return cls(data, backend)
+
+    def _x(self) -> _Extra:
+        ex = self._extra
+        if ex is None:
+            ex = self._extra = _Extra()
+        return ex
+
+    def _counter(self) -> VersionCounter:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return self.backend.dtype_of(self._data)
+
+    @property
+    def device(self) -> Device:
+        return self.backend.device_of(self._data)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        shape = self.shape
+        if dim is None:
+            return shape
+        return shape[dim]
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_floating_point(self) -> Callable[[], bool]:
+        return lambda: self.dtype.is_floating_point
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._vc is None else self._vc.value
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def name(self) -> str | None:
+        return None if self._extra is None else self._extra.name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._x().name = value
+
+    # -- requires_grad / grad -------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"requires_grad must be a bool, got {type(value).__name__}")
+        if self.grad_fn is not None:
+            if value:
+                return
+            raise RetrogradError(
+                "you can only change requires_grad flags of leaf variables; this tensor has "
+                f"grad_fn={self.grad_fn.name()}. Use detach() to get a tensor without history."
+            )
+        if value and not self.dtype.is_floating_point:
+            raise RetrogradError(
+                f"only tensors of floating point dtype can require gradients; got {self.dtype}"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is None:
+            self._grad = None
+            return
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+        if value.shape != self.shape:
+            raise ValueError(
+                f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
+            )
+        if value.device != self.device:
+            raise ValueError(
+                f"assigned grad is on device {value.device} but the tensor is on {self.device}"
+            )
+        if value.dtype is not self.dtype:
+            raise TypeError(
+                f"assigned grad has dtype {value.dtype} but the tensor has dtype {self.dtype}"
+            )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._extra is not None and self._extra.retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` (accumulating like a leaf)."""
+        if not self._requires_grad:
+            raise RetrogradError("can't retain_grad on a tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return  # leaves keep their grad anyway
+        ex = self._x()
+        if ex.retains_grad:
+            return
+        ex.retains_grad = True
+        self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> Any:
+        """``fn(grad) -> Tensor | None`` sees this tensor's total gradient; a returned tensor
+        replaces it for everything downstream and for ``.grad``."""
+        from .autograd.node import RemovableHandle, _hook_ids
+
+        if not callable(fn):
+            raise TypeError(f"register_hook expects a callable, got {type(fn).__name__}")
+        if not self._requires_grad:
+            raise RetrogradError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_prehook(self._output_nr, fn)
+        ex = self._x()
+        if ex.hooks is None:
+            ex.hooks = {}
+        key = next(_hook_ids)
+        ex.hooks[key] = fn
+        return RemovableHandle(ex.hooks, key)
+
+    def register_post_accumulate_grad_hook(self, fn: Callable[[Tensor], None]) -> Any:
+        """``fn(tensor)`` runs after this leaf's ``.grad`` has been written."""
+        from .autograd.node import RemovableHandle, _hook_ids
+
+        if not callable(fn):
+            raise TypeError(f"expected a callable, got {type(fn).__name__}")
+        if self.grad_fn is not None:
+            raise RetrogradError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if not self._requires_grad:
+            raise RetrogradError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        ex = self._x()
+        if ex.post_hooks is None:
+            ex.post_hooks = {}
+        key = next(_hook_ids)
+        ex.post_hooks[key] = fn
+        return RemovableHandle(ex.post_hooks, key)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        from .autograd.api import backward
+
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=inputs)
+
+    # -- detaching, copying, conversion -----------------------------------------------------
+    def detach(self) -> Tensor:
+        """A tensor sharing data and version counter, without history."""
+        out = Tensor(self._data, self.backend)
+        out._vc = self._counter()
+        out._base = self if self._base is None else self._base
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base._requires_grad:
+            raise RetrogradError("detach_() on a view of a tensor that requires grad is refused")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self.backend = value.backend
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise ValueError(
+                f"a Tensor with {self.numel()} elements cannot be converted to a Python scalar"
+            )
+        return self.backend.ops.item(self._data)
+
+    def tolist(self) -> Any:
+        return self.backend.to_numpy(self._data).tolist()
+
+    def numpy(self) -> Any:
+        if self.backend.name != "cpu":
+            raise TypeError(
+                f"can't convert a {self.device} tensor to numpy: use .cpu() first to copy it "
+                "to host memory"
+            )
+        if self._requires_grad:
+            raise RetrogradError(
+                "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()"
+            )
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy
+
+        arr = self.backend.to_numpy(self._data)
+        return arr if dtype is None else numpy.asarray(arr, dtype=dtype)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        from .ops.conversion import to
+
+        return to(self, *args, **kwargs)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: int | str | None = None) -> Tensor:
+        if device is None:
+            return self.to("cuda")
+        return self.to(device if isinstance(device, str) else f"cuda:{device}")
+
+    def float(self) -> Tensor:
+        return self.to(as_dtype("float32"))
+
+    def double(self) -> Tensor:
+        return self.to(as_dtype("float64"))
+
+    def half(self) -> Tensor:
+        return self.to(as_dtype("float16"))
+
+    def long(self) -> Tensor:
+        return self.to(as_dtype("int64"))
+
+    def int(self) -> Tensor:
+        return self.to(as_dtype("int32"))
+
+    def bool(self) -> Tensor:
+        return self.to(as_dtype("bool"))
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    # -- printing ------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        import numpy
+
+        body = numpy.array2string(
+            numpy.asarray(self.backend.to_numpy(self._data)), separator=", ", prefix="tensor("
+        )
+        extras = []
+        if self.backend.name != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.dtype.name not in ("float32", "int64", "bool"):
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self.numel()} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+
+def _as_device_arg(value: Any) -> Device | None:
+    if value is None:
+        return None
+    return as_device(value)

@@ -1,0 +1,78 @@
+"""The examples/ scripts run (a few steps; the full accuracy run is marked slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+TRAIN_DIGITS = ROOT / "examples" / "train_digits.py"
+
+pytest.importorskip("sklearn", reason="the digits example needs scikit-learn")
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("train_digits", TRAIN_DIGITS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_digits_a_few_steps_with_plot(tmp_path):
+    pytest.importorskip("matplotlib", reason="the loss-curve plot needs matplotlib")
+    example = load_example()
+    plot = tmp_path / "loss.png"
+    result = example.train(example.parse_args(["--steps", "12", "--plot", str(plot)]))
+    assert len(result["losses"]) == 12
+    assert all(math.isfinite(v) for v in result["losses"])
+    assert result["losses"][0] > 1.5  # ~log(10) at random initialisation
+    assert 0.0 <= result["test_accuracy"] <= 1.0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_train_digits_command_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(TRAIN_DIGITS), "--steps", "5", "--no-plot", "--no-progress"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "5 steps in" in done.stdout and "test accuracy" in done.stdout
+    assert not list(tmp_path.iterdir())  # --no-plot wrote nothing
+
+
+def test_train_digits_refuses_an_unusable_device():
+    example = load_example()
+    with pytest.raises(SystemExit, match="not usable"):
+        example.train(example.parse_args(["--device", "no-such-device", "--steps", "1"]))
+
+
+@pytest.mark.slow
+def test_train_digits_reaches_95_percent_on_cpu(tmp_path):
+    example = load_example()
+    result = example.train(
+        example.parse_args(["--no-progress", "--plot", str(tmp_path / "loss.png")])
+    )
+    assert result["test_accuracy"] >= 0.95, result["test_accuracy"]
+
+
+@pytest.mark.gpu
+def test_train_digits_on_cuda(tmp_path):
+    import retrograd as rg
+
+    try:
+        rg.zeros(1, device="cuda")
+    except Exception as exc:
+        pytest.skip(f"no usable cuda device: {exc}")
+    example = load_example()
+    result = example.train(
+        example.parse_args(["--device", "cuda", "--steps", "300", "--no-progress", "--no-plot"])
+    )
+    assert result["test_accuracy"] >= 0.9
