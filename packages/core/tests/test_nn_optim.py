@@ -47,7 +47,7 @@ def test_parameter_of_a_computed_tensor_is_a_leaf():
     p = nn.Parameter(x * 3)
     assert p.is_leaf and p.grad_fn is None
     (p * p).sum().backward()
-    np.testing.assert_allclose(p.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(p.grad.detach().numpy(), [6.0, 12.0])
     assert x.grad is None
 
 
@@ -56,7 +56,7 @@ def test_parameter_shares_storage_with_its_source():
     p = nn.Parameter(source)
     with rg.no_grad():
         p.add_(rg.ones(3))
-    np.testing.assert_allclose(source.numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(source.detach().numpy(), [1.0, 1.0, 1.0])
 
 
 def test_parameter_rejects_non_tensors():
@@ -124,7 +124,7 @@ def test_module_zero_grad(set_to_none):
         assert all(p.grad is None for p in net.parameters())
     else:
         assert net.fc1.weight.grad is grad  # zeroed in place: same tensor
-        assert all(not np.abs(p.grad.numpy()).any() for p in net.parameters())
+        assert all(not np.abs(p.grad.detach().numpy()).any() for p in net.parameters())
 
 
 def test_repr_looks_like_torch():
@@ -139,8 +139,8 @@ def test_linear_init_bounds_are_pytorch_defaults():
     rg.manual_seed(0)
     layer = nn.Linear(64, 128)
     bound = 1 / math.sqrt(64)
-    w = layer.weight.numpy()
-    b = layer.bias.numpy()
+    w = layer.weight.detach().numpy()
+    b = layer.bias.detach().numpy()
     assert layer.weight.shape == (128, 64) and layer.bias.shape == (128,)
     assert layer.weight.dtype == rg.float32
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
@@ -151,9 +151,9 @@ def test_linear_init_bounds_are_pytorch_defaults():
 
 def test_linear_init_follows_manual_seed():
     rg.manual_seed(123)
-    a = nn.Linear(5, 4).weight.numpy().copy()
+    a = nn.Linear(5, 4).weight.detach().numpy().copy()
     rg.manual_seed(123)
-    b = nn.Linear(5, 4).weight.numpy().copy()
+    b = nn.Linear(5, 4).weight.detach().numpy().copy()
     np.testing.assert_array_equal(a, b)
 
 
@@ -170,8 +170,8 @@ def test_linear_forward_and_backward_match_torch():
     np.testing.assert_allclose(out.detach().numpy(), ref_out.detach().numpy(), rtol=1e-12)
     (out * out).sum().backward()
     (ref_out * ref_out).sum().backward()
-    np.testing.assert_allclose(layer.weight.grad.numpy(), ref.weight.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(layer.bias.grad.numpy(), ref.bias.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.weight.grad.detach().numpy(), ref.weight.grad.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.bias.grad.detach().numpy(), ref.bias.grad.detach().numpy(), rtol=1e-12)
 
 
 def test_linear_without_bias():
@@ -180,15 +180,15 @@ def test_linear_without_bias():
     assert [n for n, _ in layer.named_parameters()] == ["weight"]
     x = rg.randn(4, 3)
     np.testing.assert_allclose(
-        layer(x).detach().numpy(), x.numpy() @ layer.weight.numpy().T, rtol=1e-6
+        layer(x).detach().numpy(), x.detach().numpy() @ layer.weight.detach().numpy().T, rtol=1e-6
     )
 
 
 def test_activation_modules_match_functions():
     x = rg.tensor([-2.0, -0.5, 0.0, 0.5, 2.0])
-    np.testing.assert_allclose(nn.ReLU()(x).numpy(), np.maximum(x.numpy(), 0))
-    np.testing.assert_allclose(nn.Tanh()(x).numpy(), np.tanh(x.numpy()), rtol=1e-6)
-    np.testing.assert_allclose(nn.Sigmoid()(x).numpy(), 1 / (1 + np.exp(-x.numpy())), rtol=1e-6)
+    np.testing.assert_allclose(nn.ReLU()(x).detach().numpy(), np.maximum(x.detach().numpy(), 0))
+    np.testing.assert_allclose(nn.Tanh()(x).detach().numpy(), np.tanh(x.detach().numpy()), rtol=1e-6)
+    np.testing.assert_allclose(nn.Sigmoid()(x).detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())), rtol=1e-6)
 
 
 # -- Sequential and state dicts ----------------------------------------------------------
@@ -206,7 +206,7 @@ def test_load_state_dict_from_torch_reproduces_its_outputs():
     ref = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 2))
     ref = ref.double()
     model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 2)).double()
-    weights = {k: rg.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    weights = {k: rg.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()}
     before = model[0].weight
     result = model.load_state_dict(weights)
     assert result.missing_keys == [] and result.unexpected_keys == []
@@ -264,7 +264,7 @@ def _run(opt_name, kwargs, steps=6, use_torch=False):
         loss = ((rg.tanh(F.linear(xr, w, b)) - yr) ** 2).mean()
         loss.backward()
         opt.step()
-    return w.numpy(), b.numpy()
+    return w.detach().numpy(), b.detach().numpy()
 
 
 OPTIMIZER_CASES = [
@@ -299,7 +299,7 @@ def test_step_updates_in_place_without_recording():
     opt.step()
     assert p is same and p.is_leaf and p.grad_fn is None
     assert p._version > version
-    np.testing.assert_allclose(p.numpy(), [0.0, 0.0])
+    np.testing.assert_allclose(p.detach().numpy(), [0.0, 0.0])
 
 
 def test_graph_from_before_a_step_refuses_backward():
@@ -323,7 +323,7 @@ def test_optimizer_zero_grad(set_to_none):
         assert p.grad is None
     else:
         assert p.grad is grad
-        np.testing.assert_array_equal(p.grad.numpy(), [0.0, 0.0])
+        np.testing.assert_array_equal(p.grad.detach().numpy(), [0.0, 0.0])
     opt.zero_grad()  # the default is set_to_none=True, as in PyTorch >= 2.0
     assert p.grad is None
 
@@ -385,13 +385,18 @@ def test_optimizer_state_dict_round_trip():
     train(model, opt, 3)
     saved_model, saved_opt = model.state_dict(), opt.state_dict()
     saved_model = {k: v.clone() for k, v in saved_model.items()}
+    # as in PyTorch, state_dict() returns references: copy before training on
+    saved_opt["state"] = {
+        i: {k: (v.clone() if isinstance(v, rg.Tensor) else v) for k, v in s.items()}
+        for i, s in saved_opt["state"].items()
+    }
     train(model, opt, 2)
 
     model2, opt2 = make()
     model2.load_state_dict(saved_model)
     opt2.load_state_dict(saved_opt)
     train(model2, opt2, 2)
-    np.testing.assert_allclose(model2.weight.numpy(), model.weight.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(model2.weight.detach().numpy(), model.weight.detach().numpy(), rtol=1e-12)
     assert opt2.state[model2.weight]["step"] == 5
 
 
@@ -407,4 +412,4 @@ def test_a_model_learns_xor():
         loss.backward()
         opt.step()
     assert loss.item() < 0.01
-    assert ((model(x).detach().numpy() > 0.5) == (y.numpy() > 0.5)).all()
+    assert ((model(x).detach().numpy() > 0.5) == (y.detach().numpy() > 0.5)).all()

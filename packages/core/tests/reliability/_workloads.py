@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 import retrograd as rg
 
 F64 = rg.float64
@@ -52,10 +51,15 @@ def rss_bytes() -> int:
         return int(psutil.Process().memory_info().rss)
 
 
+def is_retrograd_instance(o: object) -> bool:
+    """True for instances of classes defined in retrograd (not for the classes themselves)."""
+    mod = type(o).__dict__.get("__module__")
+    return isinstance(mod, str) and mod.startswith("retrograd")
+
+
 def live_retrograd_objects() -> int:
     """How many objects of retrograd's own classes the garbage collector can see."""
-    return sum(1 for o in gc.get_objects()
-               if type(o).__module__.startswith("retrograd"))
+    return sum(1 for o in gc.get_objects() if is_retrograd_instance(o))
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import os
 
 import numpy as np
 import pytest
-
 import retrograd as rg
 
 from ._state import assert_unchanged, message_of, snapshot
@@ -22,7 +21,7 @@ HERE = os.path.basename(__file__)
 def _line_of(marker: str) -> int:
     """The line number in this file of the line that contains ``marker``."""
     lines = inspect.getsource(inspect.getmodule(_line_of)).splitlines()
-    found = [i + 1 for i, text in enumerate(lines) if marker in text and "_line_of" not in text]
+    found = [i + 1 for i, text in enumerate(lines) if text.rstrip().endswith("# " + marker)]
     assert len(found) == 1, (marker, found)
     return found[0]
 

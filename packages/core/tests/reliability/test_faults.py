@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-
 import retrograd as rg
 
 from ._state import assert_unchanged, message_of, snapshot

@@ -24,11 +24,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import retrograd as rg
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-
-import retrograd as rg
 
 from ._workloads import to_np
 
@@ -48,7 +47,7 @@ def reduce_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return g
 
 
-@dataclass
+@dataclass(eq=False)
 class RefNode:
     kind: str
     inputs: tuple[int | None, ...]
@@ -59,7 +58,7 @@ class RefNode:
     freed: str = "no"  # "no" | "maybe" (a failed walk may have released it) | "yes"
 
 
-@dataclass
+@dataclass(eq=False)
 class Handle:
     t: rg.Tensor
     node: int | None  # the model node gradients reach; None: no gradient path

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 import retrograd as rg
 from retrograd.backends import Backend
 

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-
 import retrograd as rg
 
 from ._workloads import leaf, make_mlp_case, mlp_grads, mlp_reference_grads, to_np
@@ -102,8 +101,6 @@ def test_grad_mode_does_not_leak_between_threads():
     seen: dict[str, object] = {}
 
     def thread_a(_: int) -> None:
-        if _ != 0:
-            return
         with rg.no_grad():
             a_in.set()
             assert b_off.wait(10)
@@ -129,7 +126,8 @@ def test_grad_mode_does_not_leak_between_threads():
             fn(arg)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
-            a_in.set(), b_off.set(), a_checked.set()
+            for ev in (a_in, b_off, a_checked):
+                ev.set()
 
     ts = [threading.Thread(target=guard, args=(thread_a, 0)),
           threading.Thread(target=guard, args=(thread_b, 1))]
@@ -284,6 +282,23 @@ def test_second_walk_on_a_busy_graph_is_refused(retain, second):
         np.testing.assert_array_equal(to_np(w.grad), 2 * gw)
 
 
+def _hammer(loss: rg.Tensor, calls: int) -> int:
+    """Two threads call ``loss.backward(retain_graph=True)`` ``calls`` times each; returns how
+    many calls succeeded (the others must raise RetrogradError)."""
+    wins = [0, 0]
+
+    def work(t: int) -> None:
+        for _ in range(calls):
+            try:
+                loss.backward(retain_graph=True)
+                wins[t] += 1
+            except rg.RetrogradError:
+                pass
+
+    run_threads(2, work)
+    return sum(wins)
+
+
 @pytest.mark.parametrize("rounds,calls", [(5, 40), pytest.param(50, 200, marks=pytest.mark.stress)])
 def test_racing_walks_never_give_a_wrong_gradient(rounds, calls, fast_switching):
     """Two threads hammer one retained graph. Each call either succeeds or raises
@@ -292,18 +307,7 @@ def test_racing_walks_never_give_a_wrong_gradient(rounds, calls, fast_switching)
     gx, gw = _one_walk_grads()
     for _ in range(rounds):
         x, w, h, m, loss = _dyadic_graph()
-        wins = [0, 0]
-
-        def work(t: int) -> None:
-            for _ in range(calls):
-                try:
-                    loss.backward(retain_graph=True)
-                    wins[t] += 1
-                except rg.RetrogradError:
-                    pass
-
-        run_threads(2, work)
-        k = sum(wins)
+        k = _hammer(loss, calls)
         assert k >= 1
         np.testing.assert_array_equal(to_np(x.grad), k * gx)
         np.testing.assert_array_equal(to_np(w.grad), k * gw)

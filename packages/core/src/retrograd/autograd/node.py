@@ -227,7 +227,9 @@ class FormulaNode(Node):
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         from ..ops.graph_namespace import GRAPH_F
 
-        return self.rule(GRAPH_F, grad_outputs[0], self.unpack_saved(), self._attrs, self._next)
+        saved = self.unpack_saved()
+        outs = self.rule(GRAPH_F, grad_outputs[0], saved, self._attrs, self._next)
+        return _with_history(outs, saved, grad_outputs)
 
     def unpack_saved(self) -> tuple[Any, ...]:
         """Saved values as tensors: inputs as the original tensors (so a second derivative
@@ -272,6 +274,31 @@ class FormulaNode(Node):
         return tuple(getattr(self._saved[index], "shape", ()))
 
 
+def _zero_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, ...]:
+    return tuple(F.zeros_like(s) if n else None for s, n in zip(saved, needs))
+
+
+def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
+    """A gradient that depends on differentiable values only through a zero derivative (a
+    ReLU mask, a sign) still gets history, as in PyTorch: its derivative is zero, not
+    "does not require grad"."""
+    from ..tensor import Tensor
+
+    deps = [t for t in (*saved, *grads) if isinstance(t, Tensor) and t._requires_grad]
+    if not deps:
+        return outs
+    fixed = list(outs)
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor) and not o._requires_grad and o.dtype.is_floating_point:
+            from ..ops._core import record
+
+            t = Tensor(o._data, o.backend)
+            record(ZeroDerivativeBackward, t, tuple(deps), tuple(d._data for d in deps),
+                   (None,) * len(deps))
+            fixed[i] = t
+    return tuple(fixed)
+
+
 def _counter_for(node: FormulaNode, arr: Any) -> Any:
     for counter, _version, index in node._versions:
         if node._saved[index] is arr:
@@ -284,3 +311,6 @@ def _counter_for(node: FormulaNode, arr: Any) -> Any:
 def formula_node(name: str, rule: Callable[..., tuple[Any, ...]]) -> type[FormulaNode]:
     """Make the node class of one op: ``formula_node("MulBackward", mul_rule)``."""
     return type(name, (FormulaNode,), {"__slots__": (), "rule": staticmethod(rule)})
+
+
+ZeroDerivativeBackward = formula_node("ZeroDerivativeBackward", _zero_rule)

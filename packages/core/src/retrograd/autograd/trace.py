@@ -263,7 +263,11 @@ class Trace:
             label = walk.entry(target).label or None
         label = label or f"tensor {_shape(tensor)}"
         text = array_summary(value)
-        changes = {target: {"grad": f"{label}.grad = {text}"}} if target else {}
+        changes: dict[str, dict[str, Any]] = {}
+        if target:
+            changes[target] = {"grad": f"{label}.grad = {text}"}
+            if walk.entry(target).kind == "leaf":
+                changes[target]["status"] = "ran"  # the accumulator's work is this write
         walk.steps.append(
             TraceStep("grad_written", f"{label}.grad = {text}", node=target, changes=changes)
         )

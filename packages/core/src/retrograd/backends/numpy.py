@@ -44,6 +44,8 @@ def _relu_backward(g: Any, y: Any) -> Any:
 
 def _tanh_backward(g: Any, y: Any) -> Any:
     out = y * y
+    if type(out) is not np.ndarray:  # 0-d operands give NumPy scalars: no out= buffers
+        return g * (1.0 - out)
     np.subtract(1.0, out, out=out)
     np.multiply(out, g, out=out)
     return out
@@ -51,6 +53,8 @@ def _tanh_backward(g: Any, y: Any) -> Any:
 
 def _sigmoid_backward(g: Any, y: Any) -> Any:
     out = np.subtract(1.0, y)
+    if type(out) is not np.ndarray:
+        return g * y * out
     np.multiply(out, y, out=out)
     np.multiply(out, g, out=out)
     return out
@@ -59,6 +63,8 @@ def _sigmoid_backward(g: Any, y: Any) -> Any:
 def _sigmoid(x: Any) -> Any:
     # 0.5 * (1 + tanh(x / 2)): one transcendental, stable for both signs
     out = np.multiply(x, 0.5)
+    if type(out) is not np.ndarray:
+        return 0.5 * (1.0 + np.tanh(out))
     np.tanh(out, out=out)
     np.add(out, 1.0, out=out)
     np.multiply(out, 0.5, out=out)
