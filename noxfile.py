@@ -89,6 +89,8 @@ def stress(session: nox.Session) -> None:
     _install_stack(session)
     session.install("pytest>=8", "hypothesis>=6", "psutil")
     session.run("pytest", "-q", "-m", "stress", "packages/core/tests/reliability", *session.posargs)
+    # the figures quoted in docs/reliability.md, measured on this machine
+    session.run("python", "tools/reliability_report.py")
 
 
 @nox.session(python="3.11")

@@ -261,6 +261,11 @@ class Tensor:
     ) -> None:
         from .autograd.api import backward
 
+        if gradient is not None and not isinstance(gradient, Tensor):
+            raise TypeError(
+                f"backward(gradient=...): gradient must be a Tensor or None, got "
+                f"{type(gradient).__name__}"
+            )
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=inputs)
 

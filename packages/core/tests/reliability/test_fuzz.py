@@ -560,7 +560,7 @@ COMMON = dict(deadline=None, database=None, derandomize=False,
 
 
 class TestAutogradFuzzQuick(AutogradMachine.TestCase):
-    settings = settings(max_examples=40, stateful_step_count=30, **COMMON)
+    settings = settings(max_examples=60, stateful_step_count=30, **COMMON)
 
 
 @pytest.mark.stress

@@ -269,8 +269,6 @@ def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
 
 def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_graph: bool,
           fuse: bool | None, inputs: list[Any] | None, accumulate: bool) -> Any:
-    from ..tensor import Tensor
-
     if retain_graph is None:
         retain_graph = create_graph
     retain = bool(retain_graph or create_graph)
@@ -281,22 +279,18 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
     tracer = _tracer_state.tracer
     walk = _Walk()
     prev_grad_mode = _grad.enabled
-    staged: dict[Any, Any] = {}
-    retained: list[tuple[Any, Any]] = []
-    captured: list[Any] = [None] * len(inputs) if inputs is not None else []
+    state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
     ok = False
     try:
         order = topo_order([e[0] for e in root_edges], walk)
-        run: set[Node] | None = None
-        reach: set[Node] | None = None
         if captures is not None:
-            order, reach, run = _prune(order, set(captures))
+            order, state.reach, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
             from .fusion import fuse_order
 
             order = fuse_order(order, captures)
-        pending: dict[Node, list[Any]] = {}
+        pending = state.pending
         for (node, nr), seed in zip(root_edges, seed_values):
             buf = pending.get(node)
             if buf is None:
@@ -308,105 +302,146 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                 tracer.event("arrive", node=node, slot=nr, value=_arr(seed),
                              total=_arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
-        anomaly = _anomaly.enabled
-        acc_type = AccumulateGrad
-        for node in order:
-            buf = pending.pop(node, None)
-            if buf is None:
-                continue
-            if node._hooks is not None:
-                buf = _pre_hooks(node, buf, retained, create_graph)
-            if tracer is not None:
-                tracer.event("ready", node=node, grads=[_arr(g) for g in buf])
-            if captures is not None and node in captures:
-                if type(node) is acc_type:
-                    buf = _leaf_hooks(node.variable, buf, create_graph)
-                for slot, idxs in captures[node].items():
-                    for i in idxs:
-                        captured[i] = buf[slot]
-                if accumulate:
-                    if type(node) is acc_type:
-                        if buf[0] is not None:
-                            staged[node.variable] = buf[0]
-                    else:
-                        for slot, idxs in captures[node].items():
-                            if buf[slot] is not None:
-                                retained.append((inputs[idxs[0]], buf[slot]))
-                if run is not None and node not in run:
-                    continue
-            if type(node) is acc_type:
-                if captures is None:
-                    buf = _leaf_hooks(node.variable, buf, create_graph)
-                    if buf[0] is not None:
-                        staged[node.variable] = buf[0]
-                continue
-            if node._released:
-                raise GraphFreedError(
-                    f"Trying to backward through the graph a second time: {node.name()} was "
-                    "already released by an earlier backward (saved tensors freed). Specify "
-                    "retain_graph=True on the first backward call if you need to backward "
-                    "twice."
-                )
-            for counter, version, index in node._versions:
-                if counter.value != version:
-                    node._raise_version_mismatch(index, counter.value, version)
-            try:
-                if create_graph:
-                    outs = node.apply_for_graph(buf)
-                elif run is not None and isinstance(node, FormulaNode):
-                    needs = tuple(e if e is not None and e[0] in reach else None
-                                  for e in node._next)
-                    outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
-                else:
-                    outs = node.apply(buf)
-            except (RetrogradError, TypeError, ValueError, ArithmeticError, IndexError) as exc:
-                if not getattr(exc, "_retrograd_noted", False):
-                    exc.add_note(f"(raised in the backward of {node.name()})")
+        try:
+            _run_order(order, state)
+        except Exception as exc:
+            node = state.current
+            if node is not None and not getattr(exc, "_retrograd_noted", False):
+                exc.add_note(f"(raised while running the backward of {node.name()})")
+                try:
                     exc._retrograd_noted = True  # type: ignore[attr-defined]
-                raise
-            nexts = node._next
-            if len(outs) != len(nexts):
-                raise RetrogradError(
-                    f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
-                    "(one per input of its forward)"
-                )
-            if node._hooks is not None and node._hooks.post:
-                outs = _post_hooks(node, outs, buf, create_graph)
-            if anomaly:
-                _check_anomaly(node, outs)
-            if tracer is not None:
-                tracer.event("run", node=node, outputs=[_arr(o) for o in outs])
-            if not retain:
-                node.release_saved()
-                if tracer is not None:
-                    tracer.event("release", node=node)
-            for edge, g in zip(nexts, outs):
-                if edge is None or g is None:
-                    continue
-                nxt, nr = edge
-                b = pending.get(nxt)
-                if b is None:
-                    b = pending[nxt] = [None] * nxt._nin
-                    b[nr] = g
-                elif b[nr] is None:
-                    b[nr] = g
-                else:
-                    b[nr] = b[nr] + g
-                if tracer is not None:
-                    tracer.event("arrive", node=nxt, slot=nr, value=_arr(g),
-                                 total=_arr(b[nr]), source=node)
+                except AttributeError:  # pragma: no cover - exceptions with __slots__
+                    pass
+            raise
         _grad.enabled = prev_grad_mode
         if accumulate:
-            _commit(staged, retained, seed_values, create_graph, tracer)
+            _commit(state.staged, state.retained, seed_values, create_graph, tracer)
         ok = True
         if not accumulate:
-            return [_as_result(g, inputs[i], create_graph) for i, g in enumerate(captured)]
+            return [_as_result(g, inputs[i], create_graph)  # type: ignore[index]
+                    for i, g in enumerate(state.captured)]
         return None
     finally:
         _grad.enabled = prev_grad_mode
         walk.live = False
         if tracer is not None:
             tracer.event("end", ok=ok)
+
+
+class _WalkState:
+    """Everything one walk accumulates: pending contributions, staged leaf grads, captures."""
+
+    __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
+                 "pending", "staged", "retained", "captured", "run", "reach", "current")
+
+    def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
+                 retain: bool, tracer: Any) -> None:
+        self.inputs = inputs
+        self.captures = captures
+        self.accumulate = accumulate
+        self.create_graph = create_graph
+        self.retain = retain
+        self.tracer = tracer
+        self.pending: dict[Node, list[Any]] = {}
+        self.staged: dict[Any, Any] = {}
+        self.retained: list[tuple[Any, Any]] = []
+        self.captured: list[Any] = [None] * len(inputs) if inputs is not None else []
+        self.run: set[Node] | None = None
+        self.reach: set[Node] | None = None
+        self.current: Node | None = None
+
+
+def _run_order(order: list[Node], st: _WalkState) -> None:
+    """The walk proper: one pass over ``order``; the hot loop of the engine."""
+    pending = st.pending
+    captures = st.captures
+    run = st.run
+    reach = st.reach
+    create_graph = st.create_graph
+    retain = st.retain
+    tracer = st.tracer
+    staged = st.staged
+    anomaly = _anomaly.enabled
+    acc_type = AccumulateGrad
+    for node in order:
+        buf = pending.pop(node, None)
+        if buf is None:
+            continue
+        st.current = node
+        if node._hooks is not None:
+            buf = _pre_hooks(node, buf, st.retained, create_graph)
+        if tracer is not None:
+            tracer.event("ready", node=node, grads=[_arr(g) for g in buf])
+        if captures is not None and node in captures:
+            if type(node) is acc_type:
+                buf = _leaf_hooks(node.variable, buf, create_graph)
+            for slot, idxs in captures[node].items():
+                for i in idxs:
+                    st.captured[i] = buf[slot]
+                if st.accumulate and buf[slot] is not None:
+                    if type(node) is acc_type:
+                        staged[node.variable] = buf[slot]
+                    else:
+                        st.retained.append((st.inputs[idxs[0]], buf[slot]))
+            if run is not None and node not in run:
+                continue
+        if type(node) is acc_type:
+            if captures is None:
+                buf = _leaf_hooks(node.variable, buf, create_graph)
+                if buf[0] is not None:
+                    staged[node.variable] = buf[0]
+                if node._hooks is not None and node._hooks.post:
+                    _post_hooks(node, (), buf, create_graph)
+            continue
+        if node._released:
+            raise GraphFreedError(
+                f"Trying to backward through the graph a second time: {node.name()} was "
+                "already released by an earlier backward (saved tensors freed). Specify "
+                "retain_graph=True on the first backward call if you need to backward twice."
+            )
+        for counter, version, index in node._versions:
+            if counter.value != version:
+                node._raise_version_mismatch(index, counter.value, version)
+        if create_graph:
+            outs = node.apply_for_graph(buf)
+        elif run is not None and isinstance(node, FormulaNode):
+            needs = tuple(e if e is not None and e[0] in reach else None  # type: ignore[operator]
+                          for e in node._next)
+            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
+        else:
+            outs = node.apply(buf)
+        nexts = node._next
+        if len(outs) != len(nexts):
+            raise RetrogradError(
+                f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
+                "(one per input of its forward)"
+            )
+        if node._hooks is not None and node._hooks.post:
+            outs = _post_hooks(node, outs, buf, create_graph)
+        if anomaly:
+            _check_anomaly(node, outs)
+        if tracer is not None:
+            tracer.event("run", node=node, outputs=[_arr(o) for o in outs])
+        if not retain:
+            node.release_saved()
+            if tracer is not None:
+                tracer.event("release", node=node)
+        for edge, g in zip(nexts, outs):
+            if edge is None or g is None:
+                continue
+            nxt, nr = edge
+            b = pending.get(nxt)
+            if b is None:
+                b = pending[nxt] = [None] * nxt._nin
+                b[nr] = g
+            elif b[nr] is None:
+                b[nr] = g
+            else:
+                b[nr] = b[nr] + g
+            if tracer is not None:
+                tracer.event("arrive", node=nxt, slot=nr, value=_arr(g), total=_arr(b[nr]),
+                             source=node)
+    st.current = None
 
 
 def _arr(v: Any) -> Any:
@@ -450,6 +485,12 @@ def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
     if old is not None and result.shape != old_shape:
         raise ValueError(
             f"{what} returned a gradient of shape {result.shape}, expected {old_shape}"
+        )
+    old_dtype = getattr(old, "dtype", None)
+    if old_dtype is not None and result._data.dtype != _arr(old).dtype:
+        raise TypeError(
+            f"{what} returned a gradient of dtype {result.dtype}, expected "
+            f"{result.backend.dtype_of(_arr(old))}"
         )
     return result if create_graph else result._data
 
@@ -552,6 +593,9 @@ def _commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list
             create_graph: bool, tracer: Any) -> None:
     shared = {id(s) for s in seeds if s is not None}
     shared.update(id(g) for _t, g in retained)
+    hooked = [leaf for leaf in staged
+              if leaf._extra is not None and leaf._extra.post_hooks]
+    backup = _backup_grads(list(staged) + [t for t, _ in retained]) if hooked else None
     with _commit_lock:
         for leaf, g in staged.items():
             if g is None:
@@ -563,11 +607,28 @@ def _commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list
             commit_leaf_grad(t, g, create_graph, None)
             if tracer is not None:
                 tracer.event("grad_written", tensor=t, value=t._grad._data)
-    for leaf in staged:
-        ex = leaf._extra
-        if ex is not None and ex.post_hooks:
-            for fn in list(ex.post_hooks.values()):
+    try:
+        for leaf in hooked:
+            for fn in list(leaf._extra.post_hooks.values()):
                 fn(leaf)
+    except BaseException:
+        _restore_grads(backup)  # E13 read strictly: a failing hook undoes the whole commit
+        raise
+
+
+def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:
+    out = []
+    for t in tensors:
+        g = t._grad
+        out.append((t, g, None if g is None else g.backend.ops.copy(g._data)))
+    return out
+
+
+def _restore_grads(backup: Any) -> None:
+    for t, g, data in reversed(backup):
+        t._grad = g
+        if g is not None:
+            g.backend.ops.assign_(g._data, data)
 
 
 def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:

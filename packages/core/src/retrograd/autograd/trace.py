@@ -127,6 +127,9 @@ class Trace:
             max_nodes=10_000,
         )
         ids = {id(entry.node): entry.id for entry in graph.nodes}
+        for part_id, fused in fused_of.items():  # contributions addressed to a part
+            if id(fused) in ids:
+                ids[part_id] = ids[id(fused)]
         leaf_ids = {
             id(entry.node.variable): entry.id for entry in graph.nodes if entry.kind == "leaf"
         }

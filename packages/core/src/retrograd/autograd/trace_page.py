@@ -174,13 +174,21 @@ def walk_svg(walk: TraceWalk, index: int) -> str:
             f"<title>{_e(entry.name)} [{entry.id}]</title>"
             f'<rect x="{box.x - NODE_W / 2:.1f}" y="{box.y:.1f}" width="{NODE_W}" '
             f'height="{NODE_H}" rx="8"/>'
-            f'<text class="name" x="{box.x:.1f}" y="{box.y + 18:.1f}">{_e(entry.name)}</text>'
-            f'<text class="sub" x="{box.x:.1f}" y="{box.y + 34:.1f}">{_e(sub)}</text>'
+            f'<text class="name" x="{box.x:.1f}" y="{box.y + 18:.1f}"{_fit(entry.name, 8.2)}>'
+            f"{_e(entry.name)}</text>"
+            f'<text class="sub" x="{box.x:.1f}" y="{box.y + 34:.1f}"{_fit(sub, 6.6)}>{_e(sub)}</text>'
             f'<text class="total" x="{box.x:.1f}" y="{box.y + 55:.1f}"></text>'
             f'<text class="status" x="{box.x:.1f}" y="{box.y + 75:.1f}"></text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _fit(text: str, char_width: float) -> str:
+    """Squeeze a label that would overflow its box (SVG text does not wrap)."""
+    if len(text) * char_width <= NODE_W - 14:
+        return ""
+    return f' textLength="{NODE_W - 14}" lengthAdjust="spacingAndGlyphs"'
 
 
 def _walk_data(walk: TraceWalk) -> dict[str, Any]:
@@ -347,7 +355,7 @@ _JS = r"""
           (st.grad ? " has-grad" : "") + (cur && cur.node === id ? " current" : ""));
         g.dataset.status = st.status;
         var total = totalsText(st);
-        g.querySelector(".total").textContent = total;
+        g.querySelector(".total").textContent = total.length > 24 ? total.slice(0, 23) + "\u2026" : total;
         g.dataset.total = total;
         g.querySelector(".status").textContent = statusText(st);
       });

@@ -9,6 +9,7 @@ from .registry import (
     backend_for_device,
     get_backend,
     register_backend,
+    registered_backends,
     unregister_backend,
 )
 
@@ -21,5 +22,6 @@ __all__ = [
     "get_backend",
     "reference_kernels",
     "register_backend",
+    "registered_backends",
     "unregister_backend",
 ]

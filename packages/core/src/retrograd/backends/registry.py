@@ -14,7 +14,7 @@ from ..dtypes import Device, as_device
 from .base import Backend
 
 __all__ = ["get_backend", "register_backend", "available_backends", "backend_for_device",
-           "ENTRY_POINT_GROUP"]
+           "ENTRY_POINT_GROUP", "registered_backends"]
 
 ENTRY_POINT_GROUP = "retrograd.backends"
 
@@ -49,6 +49,11 @@ def available_backends() -> list[str]:
     """Names of every backend known: registered ones and the entry-point group's."""
     names = set(_registered) | set(_discover()) | {"cpu"}
     return sorted(names)
+
+
+def registered_backends() -> list[str]:
+    """Names of backends already loaded or registered in this process."""
+    return sorted(_registered)
 
 
 def get_backend(name: str) -> Backend:

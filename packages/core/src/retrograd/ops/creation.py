@@ -120,9 +120,15 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
     host = _to_host(data)
     import numpy
 
+    if isinstance(data, (dict, set, str, bytes)) or data is None:
+        raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__}; "
+                        "expected a number, a (nested) list, an array or a Tensor")
     try:
         arr = numpy.array(host, dtype=dt.name)
-    except (ValueError, TypeError) as exc:
+    except TypeError as exc:
+        raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__}: "
+                        f"{exc}") from None
+    except ValueError as exc:
         raise ValueError(f"tensor(): could not build a tensor from {type(data).__name__}: "
                          f"{exc}") from None
     with backend.use_device(dev.index):

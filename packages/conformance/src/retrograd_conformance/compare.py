@@ -1,0 +1,133 @@
+"""Comparing results: tolerances per dtype and a readable account of every mismatch.
+
+float32 results are compared with a float64 reference, so the float32 tolerance is about
+float32 rounding accumulated over a small program, not about the two libraries' agreement.
+``atol`` scales with the reference's magnitude (``atol * max(1, max|ref|)``): a gradient of
+size 1e3 may be off by 1e3 * eps in its small entries too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import Raised, Raises, kinds_agree, satisfies
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+# Document cases: small exact numbers.
+DOCUMENT_TOL = {"float32": Tolerance(1e-5, 1e-6), "float64": Tolerance(1e-10, 1e-12)}
+# Oracle comparisons (subject in dtype vs torch in float64).
+ORACLE_TOL = {"float32": Tolerance(2e-4, 2e-5), "float64": Tolerance(1e-7, 1e-9)}
+# Generated programs: deeper compositions, float32 rounding compounds.
+PROGRAM_TOL = {"float32": Tolerance(2e-3, 5e-4), "float64": Tolerance(1e-7, 1e-9)}
+
+
+def fmt(value: Any, limit: int = 60) -> str:
+    """A short rendering of a result for tables and messages."""
+    if value is None:
+        return "None"
+    if isinstance(value, Raised | Raises):
+        return str(value) if len(str(value)) <= limit else str(value)[: limit - 3] + "..."
+    if isinstance(value, list):
+        text = "[" + ", ".join(fmt(v, limit) for v in value) + "]"
+    elif isinstance(value, np.ndarray):
+        if value.dtype == np.bool_:
+            text = str(value.tolist())
+        elif value.ndim == 0:
+            text = f"{float(value):.6g}"
+        else:
+            text = np.array2string(value, precision=5, separator=", ", threshold=8,
+                                   max_line_width=10_000).replace("\n", "")
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """An array for numbers, arrays and (nested) lists of numbers; None for anything else."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, bool):
+        return np.asarray(value)
+    if isinstance(value, int | float):
+        return np.asarray(float(value))
+    if isinstance(value, list):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        return arr
+    return None
+
+
+def compare(expected: Any, actual: Any, tol: Tolerance, *, expected_is_document: bool = False
+            ) -> str | None:
+    """None when ``actual`` matches ``expected``; else a one-line reason.
+
+    ``expected`` may be a :class:`Raises` (document expectation), a :class:`Raised` (the
+    oracle's error), None, an array, a number or a (nested) list of those.
+    """
+    if isinstance(expected, Raises):
+        if isinstance(actual, Raised):
+            if satisfies(actual.kind, expected.kind):
+                return None
+            return f"expected an error of kind {expected.kind}, got {actual}"
+        return f"expected {expected}, got {fmt(actual)} (no error)"
+    if isinstance(expected, Raised):
+        if isinstance(actual, Raised):
+            if kinds_agree(actual.kind, expected.kind):
+                return None
+            return f"oracle {expected}; subject {actual}"
+        return f"oracle {expected}; subject returned {fmt(actual)}"
+    if isinstance(actual, Raised):
+        return f"expected {fmt(expected)}, got {actual}"
+    if expected is None or actual is None:
+        if expected is None and actual is None:
+            return None
+        return f"expected {fmt(expected)}, got {fmt(actual)}"
+    if isinstance(expected, list) and not (isinstance(actual, np.ndarray)
+                                           and _as_array(expected) is not None):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return f"expected {fmt(expected)}, got {fmt(actual)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            reason = compare(e, a, tol, expected_is_document=expected_is_document)
+            if reason:
+                return f"[{i}]: {reason}"
+        return None
+    exp = _as_array(expected)
+    act = _as_array(actual)
+    if exp is None or act is None:
+        return f"cannot compare {fmt(expected)} with {fmt(actual)}"
+    if exp.dtype == np.bool_ or act.dtype == np.bool_:
+        if exp.shape == act.shape and np.array_equal(exp, act):
+            return None
+        return f"expected {fmt(exp)}, got {fmt(act)}"
+    if exp.shape != act.shape:
+        return f"shape: expected {exp.shape}, got {act.shape}"
+    exp = exp.astype(np.float64)
+    act = act.astype(np.float64)
+    if exp.size == 0:
+        return None
+    finite = np.isfinite(exp)
+    if not np.array_equal(finite, np.isfinite(act)) or not np.array_equal(exp[~finite],
+                                                                         act[~finite]):
+        return f"non-finite entries differ: expected {fmt(exp)}, got {fmt(act)}"
+    if not finite.any():
+        return None
+    e, a = exp[finite], act[finite]
+    scale = max(1.0, float(np.max(np.abs(e))))
+    err = np.abs(a - e)
+    bound = tol.atol * scale + tol.rtol * np.abs(e)
+    if np.all(err <= bound):
+        return None
+    worst = int(np.argmax(err - bound))
+    return (f"expected {fmt(exp)}, got {fmt(act)} (max abs err {float(err.max()):.3g} at flat "
+            f"index {worst}; rtol={tol.rtol:g} atol={tol.atol:g}x{scale:.3g})")

@@ -1,0 +1,28 @@
+"""The registry of workloads: id -> module with ``make_case(lib, params, ad)``."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+MODULES = {
+    "W1": "w1_chain",
+    "W1-1e6": "w1_chain",
+    "W2": "w2_fanout",
+    "W3": "w3_mlp",
+    "W4": "w4_memory",
+    "W5": "w5_double",
+}
+
+DESCRIPTIONS = {
+    "W1": "deep chain y = tanh(y*1.0001 + 0.001), x (16,), 3 nodes a step",
+    "W1-1e6": "the W1 chain at 333,334 steps (10^6 nodes)",
+    "W2": "fan-out u = x*x, sum_k (k*u).sum(), K = 1000, x (16,)",
+    "W3": "MLP 784-1024-1024-10, ReLU, mean cross-entropy, forward+backward",
+    "W4": "peak RSS increase of one step, MLP 784 -> 8x2048 -> 10, batch 512",
+    "W5": "double backward of (x**3).sum(), x of 1000",
+}
+
+
+def module(workload: str) -> ModuleType:
+    return importlib.import_module(MODULES[workload])
