@@ -67,9 +67,9 @@ def ratio_rows(measurements: list[dict], verdicts: bool = True) -> list[dict]:
                 }
                 row["vs_torch"] = _ratio(rg, row["torch"])
                 row["vs_numpy"] = _ratio(rg, row["numpy"])
-                targets = (
-                    TARGETS.get((meas["workload"], metric), []) if label == "retrograd" else []
-                )
+                targets = TARGETS.get((meas["workload"], metric), [])
+                if label != "retrograd" or not verdicts:
+                    targets = []
                 if targets:
                     row["target"] = " and ".join(f"<= {b:g}x {ref}" for ref, b in targets)
                     ratios = [

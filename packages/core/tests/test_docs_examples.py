@@ -41,7 +41,7 @@ def blocks(text: str) -> list[dict]:
     for match in FENCE.finditer(text):
         indent = match.group("indent")
         body = "\n".join(
-            line[len(indent):] if line.startswith(indent) else line
+            line[len(indent) :] if line.startswith(indent) else line
             for line in match.group("body").splitlines()
         )
         info = match.group("info").strip().split()
@@ -56,7 +56,7 @@ def blocks(text: str) -> list[dict]:
             }
         )
     for current, nxt in zip(found, found[1:]):
-        between = text[current["end"]:nxt["start"]]
+        between = text[current["end"] : nxt["start"]]
         if current["lang"] == "python" and nxt["lang"] == "text" and not between.strip():
             current["expected"] = nxt["body"]
     return found

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 import retrograd as rg
 from retrograd import nn
 from retrograd.nn import functional as F
@@ -170,8 +169,12 @@ def test_linear_forward_and_backward_match_torch():
     np.testing.assert_allclose(out.detach().numpy(), ref_out.detach().numpy(), rtol=1e-12)
     (out * out).sum().backward()
     (ref_out * ref_out).sum().backward()
-    np.testing.assert_allclose(layer.weight.grad.detach().numpy(), ref.weight.grad.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(layer.bias.grad.detach().numpy(), ref.bias.grad.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        layer.weight.grad.detach().numpy(), ref.weight.grad.detach().numpy(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        layer.bias.grad.detach().numpy(), ref.bias.grad.detach().numpy(), rtol=1e-12
+    )
 
 
 def test_linear_without_bias():
@@ -187,8 +190,12 @@ def test_linear_without_bias():
 def test_activation_modules_match_functions():
     x = rg.tensor([-2.0, -0.5, 0.0, 0.5, 2.0])
     np.testing.assert_allclose(nn.ReLU()(x).detach().numpy(), np.maximum(x.detach().numpy(), 0))
-    np.testing.assert_allclose(nn.Tanh()(x).detach().numpy(), np.tanh(x.detach().numpy()), rtol=1e-6)
-    np.testing.assert_allclose(nn.Sigmoid()(x).detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())), rtol=1e-6)
+    np.testing.assert_allclose(
+        nn.Tanh()(x).detach().numpy(), np.tanh(x.detach().numpy()), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        nn.Sigmoid()(x).detach().numpy(), 1 / (1 + np.exp(-x.detach().numpy())), rtol=1e-6
+    )
 
 
 # -- Sequential and state dicts ----------------------------------------------------------
@@ -396,7 +403,9 @@ def test_optimizer_state_dict_round_trip():
     model2.load_state_dict(saved_model)
     opt2.load_state_dict(saved_opt)
     train(model2, opt2, 2)
-    np.testing.assert_allclose(model2.weight.detach().numpy(), model.weight.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        model2.weight.detach().numpy(), model.weight.detach().numpy(), rtol=1e-12
+    )
     assert opt2.state[model2.weight]["step"] == 5
 
 

@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 import retrograd as rg
 from retrograd.autograd import engine
 from retrograd.autograd.trace import trace
@@ -256,8 +255,14 @@ def open_page(browser, path: Path):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("request", lambda req: errors.append(f"request to {req.url}")
-            if not req.url.startswith(("file:", "data:", "about:")) else None)
+    page.on(
+        "request",
+        lambda req: (
+            errors.append(f"request to {req.url}")
+            if not req.url.startswith(("file:", "data:", "about:"))
+            else None
+        ),
+    )
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready='1']")
     return page, errors

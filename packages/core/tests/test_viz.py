@@ -7,7 +7,6 @@ import shutil
 import sys
 
 import pytest
-
 import retrograd as rg
 from retrograd import viz
 

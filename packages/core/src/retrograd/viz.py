@@ -165,7 +165,9 @@ def describe(
     )
     if fused:
         entry.parts = [_node_name(p) for p in getattr(node, "parts", ())]
-        labels = [interior_names[id(p)] for p in getattr(node, "parts", ()) if id(p) in interior_names]
+        labels = [
+            interior_names[id(p)] for p in getattr(node, "parts", ()) if id(p) in interior_names
+        ]
         entry.label = ", ".join(labels)
     elif entry.kind == "leaf":
         variable = node.variable
@@ -253,7 +255,9 @@ def _looks_like_node(obj: Any) -> bool:
 
 # -- DOT --------------------------------------------------------------------------------------
 def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
 
 
 def _quote(text: str) -> str:
@@ -343,7 +347,8 @@ def graph_to_dot(graph: Graph, *, title: str | None = None, show_saved: bool = T
     for edge in graph.edges:
         lines.append(
             f'  {edge.src} -> {edge.dst} [label="input_nr={edge.input_nr}", '
-            f'tooltip="output {edge.position} of {edge.src} to slot {edge.input_nr} of {edge.dst}"];'
+            f'tooltip="output {edge.position} of {edge.src} '
+            f'to slot {edge.input_nr} of {edge.dst}"];'
         )
     if graph.truncated:
         lines.append(

@@ -19,7 +19,7 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _host(t: Any) -> Any:
-    import numpy as np
+    from ..backends.host import xp as np
 
     return np.array(t.backend.to_numpy(t._data), dtype=np.float64)
 
@@ -27,7 +27,7 @@ def _host(t: Any) -> Any:
 def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...], eps: float
                         ) -> list[list[Any]]:
     """J[i][j]: d output_j / d input_i, by central differences on host copies."""
-    import numpy as np
+    from ..backends.host import xp as np
 
     from ..tensor import Tensor
 
@@ -58,7 +58,7 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...], eps: fl
 
 
 def _analytical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> list[list[Any]]:
-    import numpy as np
+    from ..backends.host import xp as np
 
     from ..tensor import Tensor
     from .api import grad
@@ -97,7 +97,7 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any] | Any, *, eps: float
     naming the input, the output and the worst entry (or returns False with
     ``raise_exception=False``).
     """
-    import numpy as np
+    from ..backends.host import xp as np
 
     from ..tensor import Tensor
 
@@ -130,7 +130,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Sequence[Any] | Any,
                   atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
                   seed: int = 0) -> bool:
     """Check second derivatives: gradcheck of ``v -> grad(fn(x), x, v, create_graph=True)``."""
-    import numpy as np
+    from ..backends.host import xp as np
 
     from ..tensor import Tensor
     from .api import grad

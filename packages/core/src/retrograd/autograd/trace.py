@@ -207,7 +207,11 @@ class Trace:
             }
             count_text = f", {arrived} of {expected} edges" if expected else ""
         where = walk.display(dst) if dst else _node_text(node)
-        who = walk.display(src) if source is not None and src else ("seed" if source is None else _node_text(source))
+        who = (
+            walk.display(src)
+            if source is not None and src
+            else ("seed" if source is None else _node_text(source))
+        )
         walk.steps.append(
             TraceStep(
                 "arrive",
@@ -232,7 +236,9 @@ class Trace:
         outs = ", ".join("None" if g is None else array_summary(g) for g in list(outputs or ()))
         changes = {dst: {"status": "ran", "outputs": outs}} if dst else {}
         where = walk.display(dst) if dst else _node_text(node)
-        walk.steps.append(TraceStep("run", f"{where} ran: outputs [{outs}]", node=dst, changes=changes))
+        walk.steps.append(
+            TraceStep("run", f"{where} ran: outputs [{outs}]", node=dst, changes=changes)
+        )
 
     def _on_release(self, walk: TraceWalk, node: Any = None, **_: Any) -> None:
         dst = self._node_id(walk, node)
@@ -256,7 +262,9 @@ class Trace:
             )
         )
 
-    def _on_grad_written(self, walk: TraceWalk, tensor: Any = None, value: Any = None, **_: Any) -> None:
+    def _on_grad_written(
+        self, walk: TraceWalk, tensor: Any = None, value: Any = None, **_: Any
+    ) -> None:
         target = walk._leaf_ids.get(id(tensor))
         grad_fn = getattr(tensor, "grad_fn", None)
         if target is None and grad_fn is not None:

@@ -87,7 +87,10 @@ def layout(graph: Graph) -> tuple[dict[str, Box], float, float]:
         left = (width - row_width) / 2
         for k, i in enumerate(row):
             boxes[i] = Box(
-                i, left + k * (NODE_W + GAP_X) + NODE_W / 2, MARGIN + depth * (NODE_H + GAP_Y), depth
+                i,
+                left + k * (NODE_W + GAP_X) + NODE_W / 2,
+                MARGIN + depth * (NODE_H + GAP_Y),
+                depth,
             )
     height = MARGIN * 2 + (max(rows) + 1) * NODE_H + max(rows) * GAP_Y if rows else 2 * MARGIN
     return boxes, width, height
@@ -117,10 +120,10 @@ def walk_svg(walk: TraceWalk, index: int) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" class="graph" data-walk="{index}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}" '
         'role="img" aria-label="backward graph">',
-        "<defs><marker id=\"arrow{0}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
-        "markerUnits=\"userSpaceOnUse\" markerWidth=\"11\" markerHeight=\"11\" "
-        "orient=\"auto-start-reverse\">"
-        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/></marker></defs>".format(index),
+        f'<defs><marker id="arrow{index}" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" '
+        'orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>',
     ]
     # edges first, so nodes are drawn on top of them
     groups: dict[tuple[str, str], list[int]] = {}
@@ -145,7 +148,8 @@ def walk_svg(walk: TraceWalk, index: int) -> str:
                 f'<g class="edge" id="w{index}-edge-{k}" data-edge="{k}" data-src="{src}" '
                 f'data-dst="{dst}"><title>output {e.position} of {_e(src)} to slot {e.input_nr} '
                 f'of {_e(dst)}</title><path d="{d}" marker-end="url(#arrow{index})"/>'
-                f'<text x="{lx:.1f}" y="{ly:.1f}" style="text-anchor:{anchor}">input_nr={e.input_nr}'
+                f'<text x="{lx:.1f}" y="{ly:.1f}" style="text-anchor:{anchor}">'
+                f"input_nr={e.input_nr}"
                 "</text></g>"
             )
     for k, (label, text, _) in enumerate(graph.roots):
@@ -160,7 +164,8 @@ def walk_svg(walk: TraceWalk, index: int) -> str:
     for entry in graph.nodes:
         box = boxes[entry.id]
         if entry.kind == "leaf":
-            sub = f"{entry.label + ' ' if entry.label else ''}{shape_text(entry.shape or ())} {entry.dtype}"
+            prefix = f"{entry.label} " if entry.label else ""
+            sub = f"{prefix}{shape_text(entry.shape or ())} {entry.dtype}"
         elif entry.kind == "fused":
             sub = "fused: " + " + ".join(entry.parts)
         else:
@@ -176,7 +181,8 @@ def walk_svg(walk: TraceWalk, index: int) -> str:
             f'height="{NODE_H}" rx="8"/>'
             f'<text class="name" x="{box.x:.1f}" y="{box.y + 18:.1f}"{_fit(entry.name, 8.2)}>'
             f"{_e(entry.name)}</text>"
-            f'<text class="sub" x="{box.x:.1f}" y="{box.y + 34:.1f}"{_fit(sub, 6.6)}>{_e(sub)}</text>'
+            f'<text class="sub" x="{box.x:.1f}" y="{box.y + 34:.1f}"{_fit(sub, 6.6)}>'
+            f"{_e(sub)}</text>"
             f'<text class="total" x="{box.x:.1f}" y="{box.y + 55:.1f}"></text>'
             f'<text class="status" x="{box.x:.1f}" y="{box.y + 75:.1f}"></text></g>'
         )
@@ -251,9 +257,15 @@ aside li.current { background: #fff3cd; color: #263238; font-weight: bold; }
 .legend { display: flex; gap: 14px; padding: 0 20px 16px; font-size: 12px; flex-wrap: wrap; }
 .legend span::before { content: ""; display: inline-block; width: 12px; height: 12px;
                        margin-right: 4px; vertical-align: -2px; border: 1px solid #546e7a; }
-.legend .l-receiving::before { background: #bbdefb; } .legend .l-ready::before { background: #c8e6c9; }
+.legend .l-receiving::before { background: #bbdefb; }
+.legend .l-ready::before { background: #c8e6c9; }
 .legend .l-ran::before { background: #ffe082; } .legend .l-released::before { background: #e0e0e0; }
 .legend .l-skipped::before { background: #fff; border-style: dotted; }
+@media (max-width: 1000px) {
+  main { flex-direction: column; }
+  aside { max-height: 260px; width: 100%; }
+  .stage { width: 100%; }
+}
 svg.graph text { font-size: 12px; text-anchor: middle; fill: #263238; }
 svg.graph .name { font-weight: bold; font-size: 13px; }
 svg.graph .sub { font-style: italic; fill: #455a64; }
@@ -355,7 +367,8 @@ _JS = r"""
           (st.grad ? " has-grad" : "") + (cur && cur.node === id ? " current" : ""));
         g.dataset.status = st.status;
         var total = totalsText(st);
-        g.querySelector(".total").textContent = total.length > 24 ? total.slice(0, 23) + "\u2026" : total;
+        g.querySelector(".total").textContent =
+          total.length > 24 ? total.slice(0, 23) + "\u2026" : total;
         g.dataset.total = total;
         g.querySelector(".status").textContent = statusText(st);
       });
@@ -439,7 +452,8 @@ _PAGE = """<!DOCTYPE html>
   <aside><ol id="log"></ol></aside>
 </main>
 <div class="legend">
-  <span class="l-receiving">receiving contributions</span><span class="l-ready">ready (all arrived)</span>
+  <span class="l-receiving">receiving contributions</span>
+  <span class="l-ready">ready (all arrived)</span>
   <span class="l-ran">ran</span><span class="l-released">released saved tensors</span>
   <span class="l-skipped">not run in this walk</span>
 </div>

@@ -352,7 +352,9 @@ class Module:
                     out[key] = buffer if keep_vars else buffer.detach()
         return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> IncompatibleKeys:
         """Copy values in place (under ``no_grad``) into the matching parameters and buffers.
 
         Shapes must match exactly. With ``strict=True`` a missing or unexpected key is an error
@@ -364,9 +366,7 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
-            raise KeyError(
-                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}"
-            )
+            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
         with grad_mode.no_grad():
             for key, target in own.items():
                 if key not in state_dict:

@@ -26,7 +26,7 @@ _global_seed: list[int | None] = [None]
 
 def manual_seed(seed: int) -> None:
     """Seed the generator used by ``rand`` / ``randn`` (host-side, then moved to the device)."""
-    import numpy
+    from ..backends.host import xp as numpy
 
     if not isinstance(seed, int):
         raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
@@ -36,7 +36,7 @@ def manual_seed(seed: int) -> None:
 
 
 def _generator() -> Any:
-    import numpy
+    from ..backends.host import xp as numpy
 
     if _rng.generator is None:
         _rng.generator = numpy.random.default_rng(_global_seed[0])
@@ -83,7 +83,7 @@ def _infer_dtype(data: Any) -> DType:
 
 
 def _to_host(data: Any) -> Any:
-    import numpy
+    from ..backends.host import xp as numpy
 
     if isinstance(data, Tensor):
         return data.backend.to_numpy(data._data)
@@ -118,7 +118,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
     dt = as_dtype(dtype) if dtype is not None else _infer_dtype(
         data if not isinstance(data, Tensor) else data._data)
     host = _to_host(data)
-    import numpy
+    from ..backends.host import xp as numpy
 
     if isinstance(data, (dict, set, str, bytes)) or data is None:
         raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__}; "

@@ -1,9 +1,9 @@
 """Adam and AdamW (Kingma & Ba; Loshchilov & Hutter), with PyTorch's update order::
 
-    g = grad (+ weight_decay * p for Adam)       p *= 1 - lr * weight_decay   (AdamW)
-    m = beta1 * m + (1 - beta1) * g
-    v = beta2 * v + (1 - beta2) * g * g          (amsgrad: v_max = max(v_max, v))
-    p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+g = grad (+ weight_decay * p for Adam)       p *= 1 - lr * weight_decay   (AdamW)
+m = beta1 * m + (1 - beta1) * g
+v = beta2 * v + (1 - beta2) * g * g          (amsgrad: v_max = max(v_max, v))
+p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 """
 
 from __future__ import annotations
@@ -114,6 +114,4 @@ class AdamW(Adam):
         *,
         maximize: bool = False,
     ) -> None:
-        super().__init__(
-            params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize
-        )
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,107 @@
+"""The backend protocol (SPEC §5), the registry and the layering rule that lets a backend plug
+in without touching core."""
+
+import ast
+import pathlib
+from importlib.metadata import entry_points
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from retrograd.backends import (
+    COMPOSITES, Backend, get_backend, reference_kernels, register_backend, unregister_backend,
+)
+
+SRC = pathlib.Path(rg.__file__).parent
+
+
+def test_cpu_is_registered_as_entry_point():
+    eps = {ep.name: ep.value for ep in entry_points(group="retrograd.backends")}
+    assert eps.get("cpu") == "retrograd.backends.numpy:backend"
+    be = get_backend("cpu")
+    assert be.name == "cpu" and be.xp is np and be.is_available()
+
+
+def test_protocol_surface():
+    be = get_backend("cpu")
+    for attr in ("name", "xp", "kernels", "is_available", "asarray", "to_numpy"):
+        assert hasattr(be, attr)
+    for k in ("linear_relu_backward", "accumulate_", "tanh_backward", "cross_entropy_backward"):
+        assert callable(be.kernels[k])
+    assert set(COMPOSITES) <= set(be.kernels)
+
+
+@pytest.mark.parametrize("layer", ["ops", "autograd"])
+def test_ops_and_autograd_never_import_numpy_or_cupy(layer):
+    for path in (SRC / layer).rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for n in names:
+                root = n.split(".")[0]
+                assert root not in ("numpy", "cupy", "retrograd_cuda",
+                                    "retrograd_conformance"), f"{path.name} imports {n}"
+
+
+@pytest.fixture
+def strict_backend():
+    xp = pytest.importorskip("array_api_strict")
+    be = Backend("strict", xp)
+    register_backend("strict", be)
+    yield be
+    unregister_backend("strict")
+
+
+def test_a_new_backend_needs_no_change_to_core(strict_backend):
+    rng = np.random.default_rng(0)
+    xa = rng.standard_normal((4, 3))
+    wa = rng.standard_normal((2, 3))
+    results = []
+    for device in ("cpu", "strict"):
+        x = rg.tensor(xa, dtype=rg.float64, device=device)
+        w = rg.tensor(wa, dtype=rg.float64, device=device, requires_grad=True)
+        y = rg.nn.functional.linear(x, w).tanh()
+        loss = rg.logsumexp(y * y, dim=1).mean()
+        loss.backward()
+        assert str(w.grad.device) == device
+        results.append(np.asarray(w.grad.cpu().numpy()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+    assert isinstance(w._data, strict_backend.array_type)
+
+
+def test_kernel_override_is_used_by_the_walk(strict_backend):
+    calls = []
+    original = strict_backend.kernels["tanh_backward"]
+
+    def counting(g, y):
+        calls.append(1)
+        return original(g, y)
+
+    strict_backend.override(tanh_backward=counting)
+    x = rg.tensor([0.1, 0.2], dtype=rg.float64, device="strict", requires_grad=True)
+    rg.tanh(x).sum().backward()
+    assert calls == [1]
+
+
+def test_reference_kernels_are_written_against_xp():
+    table = reference_kernels(np)
+    g = np.ones((2, 3))
+    np.testing.assert_allclose(table["reduce_to"](g, (1, 3)), np.full((1, 3), 2.0))
+    gx, gw, gb = table["linear_relu_backward"](g, np.ones((2, 3)), np.ones((2, 4)),
+                                                np.ones((3, 4)), True, True, True)
+    assert gx.shape == (2, 4) and gw.shape == (3, 4) and gb.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_registering_bad_names():
+    with pytest.raises(ValueError, match="without ':'"):
+        register_backend("a:b", get_backend("cpu"))
+
+
+def test_devices_compare_to_strings():
+    t = rg.ones(2)
+    assert t.device == "cpu" and str(t.device) == "cpu" and t.device == rg.device("cpu")
