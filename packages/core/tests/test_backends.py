@@ -10,7 +10,12 @@ import pytest
 
 import retrograd as rg
 from retrograd.backends import (
-    COMPOSITES, Backend, get_backend, reference_kernels, register_backend, unregister_backend,
+    COMPOSITES,
+    Backend,
+    get_backend,
+    reference_kernels,
+    register_backend,
+    unregister_backend,
 )
 
 SRC = pathlib.Path(rg.__file__).parent

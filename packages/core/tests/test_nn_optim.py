@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 from retrograd import nn
 from retrograd.nn import functional as F
@@ -56,6 +57,16 @@ def test_parameter_shares_storage_with_its_source():
     with rg.no_grad():
         p.add_(rg.ones(3))
     np.testing.assert_allclose(source.detach().numpy(), [1.0, 1.0, 1.0])
+
+
+def test_parameter_is_not_a_view_and_records_in_place_ops_like_a_leaf():
+    source = rg.zeros(3)
+    p = nn.Parameter(source, requires_grad=False)
+    w = rg.ones(3, requires_grad=True)
+    p.add_(w * 2)  # recorded: p now depends on w (allowed for a leaf that needs no grad)
+    p.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 2.0])
+    assert source._version == p._version == 1  # the version counter is shared
 
 
 def test_parameter_rejects_non_tensors():

@@ -7,8 +7,6 @@ import pytest
 import retrograd as rg
 from retrograd.autograd import gradcheck, gradgradcheck
 
-
-
 ANY, POS = "any", "pos"
 
 COND = np.array([[True, False, True, False], [False, True, True, False], [True, True, False,

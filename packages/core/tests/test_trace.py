@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 import retrograd as rg
 from retrograd.autograd import engine
 from retrograd.autograd.trace import trace

@@ -7,6 +7,7 @@ import shutil
 import sys
 
 import pytest
+
 import retrograd as rg
 from retrograd import viz
 

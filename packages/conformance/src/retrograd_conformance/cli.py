@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from . import __version__
 from .cases import DOCUMENT_CASES
@@ -73,8 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         console = Console(width=160)
     if args.list_backends:
         for s in retrograd_subjects(backend_names()):
-            console.print(f"{s.name}: {'available' if s.available else 'unavailable'} "
-                          f"{s.reason}")
+            state = "available" if s.available else "unavailable"
+            console.print(escape(f"{s.name}: {state} {s.reason}".rstrip()))
         return 0
     subjects = retrograd_subjects(args.backend or backend_names())
     oracles = torch_subjects() if args.oracle == "torch" else []

@@ -68,18 +68,30 @@ def retrograd_subject(name: str) -> Subject:
     except Exception as exc:  # noqa: BLE001
         subject.reason = f"cannot load backend {name!r}: {type(exc).__name__}: {exc}"
         return subject
-    xp = getattr(backend, "xp", None)
-    subject.info.update(
-        backend_class=f"{type(backend).__module__}.{type(backend).__qualname__}",
-        xp=getattr(xp, "__name__", repr(xp)),
-        xp_version=str(getattr(xp, "__version__", "?")),
-    )
+    subject.info["backend_class"] = f"{type(backend).__module__}.{type(backend).__qualname__}"
     try:
         subject.available = bool(backend.is_available())
-        if not subject.available:
-            subject.reason = f"backend {name!r} reports is_available() == False"
     except Exception as exc:  # noqa: BLE001
         subject.reason = f"is_available() raised {type(exc).__name__}: {exc}"
+        return subject
+    if not subject.available:
+        why = ""
+        explain = getattr(type(backend), "unavailable_reason", None)
+        if callable(explain):
+            try:
+                why = str(explain(backend))
+            except Exception:  # noqa: BLE001
+                why = ""
+        subject.reason = f"backend {name!r} reports is_available() == False" + (
+            f": {why}" if why else "")
+        return subject
+    try:  # only probed once available: a lazy backend may build its namespace here
+        xp = backend.xp
+        subject.info.update(xp=getattr(xp, "__name__", repr(xp)),
+                            xp_version=str(getattr(xp, "__version__", "?")))
+    except Exception as exc:  # noqa: BLE001
+        subject.available = False
+        subject.reason = f"backend {name!r} has no usable array namespace: {exc}"
     return subject
 
 

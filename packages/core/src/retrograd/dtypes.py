@@ -63,6 +63,8 @@ class Device:
 
     __slots__ = ("type", "index")
 
+    type: str
+    index: int | None
     _interned: dict[tuple[str, int | None], Device] = {}
 
     def __new__(cls, type: str, index: int | None = None) -> Device:

@@ -76,7 +76,9 @@ class set_grad_enabled(_GradModeContext):
     def __init__(self, mode: bool) -> None:
         super().__init__()
         if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled(mode): mode must be a bool, got {type(mode).__name__}")
+            raise TypeError(
+                f"set_grad_enabled(mode): mode must be a bool, got {type(mode).__name__}"
+            )
         self._mode = mode
         self._entered_prev = _state.enabled
         _state.enabled = mode

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 import retrograd as rg
 
 F64 = rg.float64

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 
 from ._state import assert_unchanged, message_of, snapshot

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 
 from ._state import assert_unchanged, message_of, snapshot

@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-import retrograd as rg
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+import retrograd as rg
 
 from ._workloads import to_np
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 
 from ._workloads import (

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 from retrograd.backends import Backend
 

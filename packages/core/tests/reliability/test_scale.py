@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 
 from ._workloads import (

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 
 from ._workloads import leaf, make_mlp_case, mlp_grads, mlp_reference_grads, to_np

@@ -35,7 +35,7 @@ class AccumulateGrad(Node):
         if g is not None:
             if isinstance(g, Tensor):
                 g = g._data
-            commit_leaf_grad(self.variable, self.variable.backend.ops.copy(g), False)
+            commit_leaf_grad(self.variable, self.variable.backend.ops.copy(g), False, None)
         return ()
 
     def release_saved(self) -> None:

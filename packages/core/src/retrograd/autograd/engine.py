@@ -305,9 +305,9 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
         try:
             _run_order(order, state)
         except Exception as exc:
-            node = state.current
-            if node is not None and not getattr(exc, "_retrograd_noted", False):
-                exc.add_note(f"(raised while running the backward of {node.name()})")
+            failed = state.current
+            if failed is not None and not getattr(exc, "_retrograd_noted", False):
+                exc.add_note(f"(raised while running the backward of {failed.name()})")
                 try:
                     exc._retrograd_noted = True  # type: ignore[attr-defined]
                 except AttributeError:  # pragma: no cover - exceptions with __slots__

@@ -39,7 +39,7 @@ class FunctionCtx(Node):
     __slots__ = ("_fn_cls", "_saved_tensors", "_saved_versions", "_nin", "needs_input_grad",
                  "_input_shapes", "_backend", "_dirty", "_non_diff", "_attrs", "__dict__")
 
-    def __init__(self, fn_cls: type, next_edges: tuple[Any, ...], needs: tuple[bool, ...],
+    def __init__(self, fn_cls: Any, next_edges: tuple[Any, ...], needs: tuple[bool, ...],
                  shapes: tuple[Any, ...], backend: Any) -> None:
         Node.__init__(self, next_edges)
         self._fn_cls = fn_cls

@@ -97,7 +97,7 @@ class FusedLinearActivation(Node):
 def fuse_order(order: list[Node], captures: Any) -> list[Node]:
     candidates: dict[Node, tuple[Node, str]] = {}
     for node in order:
-        kernel = _KERNELS.get(type(node))  # type: ignore[call-overload]
+        kernel = _KERNELS.get(type(node))  # type: ignore[arg-type]
         if kernel is None or node._hooks is not None:
             continue
         edge = node._next[0]

@@ -28,7 +28,6 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...], eps: fl
                         ) -> list[list[Any]]:
     """J[i][j]: d output_j / d input_i, by central differences on host copies."""
     from ..backends.host import xp as np
-
     from ..tensor import Tensor
 
     # not under no_grad: fn may itself differentiate (gradgradcheck's first derivative)
@@ -59,7 +58,6 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...], eps: fl
 
 def _analytical_jacobian(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> list[list[Any]]:
     from ..backends.host import xp as np
-
     from ..tensor import Tensor
     from .api import grad
 
@@ -98,7 +96,6 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any] | Any, *, eps: float
     ``raise_exception=False``).
     """
     from ..backends.host import xp as np
-
     from ..tensor import Tensor
 
     inputs = _as_tuple(inputs)
@@ -131,7 +128,6 @@ def gradgradcheck(fn: Callable[..., Any], inputs: Sequence[Any] | Any,
                   seed: int = 0) -> bool:
     """Check second derivatives: gradcheck of ``v -> grad(fn(x), x, v, create_graph=True)``."""
     from ..backends.host import xp as np
-
     from ..tensor import Tensor
     from .api import grad
 

@@ -217,8 +217,8 @@ class FormulaNode(Node):
         self._hooks = None
         self._meta = None
         self._backend = backend
-        self._saved = saved
-        self._sources = sources
+        self._saved: tuple[Any, ...] | None = saved
+        self._sources: tuple[Any, ...] | None = sources
         self._attrs = attrs
 
     def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
@@ -243,8 +243,8 @@ class FormulaNode(Node):
                 f"{self.name()}: saved tensors were already freed by an earlier backward; "
                 "pass retain_graph=True to the earlier backward to keep them"
             )
-        out = []
-        for arr, src in zip(self._saved, self._sources):
+        out: list[Any] = []
+        for arr, src in zip(self._saved, self._sources or ()):
             if isinstance(src, Tensor):
                 out.append(src)
             elif isinstance(src, int) and not isinstance(src, bool):
@@ -300,8 +300,9 @@ def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
 
 
 def _counter_for(node: FormulaNode, arr: Any) -> Any:
+    saved = node._saved or ()
     for counter, _version, index in node._versions:
-        if node._saved[index] is arr:
+        if saved[index] is arr:
             return counter
     from .._version import VersionCounter
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from ..dtypes import DType, Device, as_dtype
+from ..dtypes import Device, DType, as_dtype
 
 __all__ = ["Backend"]
 

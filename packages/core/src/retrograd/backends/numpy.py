@@ -76,7 +76,8 @@ def _is_view(result: Any, base: Any) -> bool:
 
 
 def _sum(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    return np.asarray(np.add.reduce(x, axis=dim if dim is not None else None, keepdims=keepdim))
+    out: Any = np.add.reduce(x, axis=dim, keepdims=keepdim)  # type: ignore[call-overload]
+    return np.asarray(out)
 
 
 class NumpyBackend(Backend):

@@ -31,6 +31,10 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(data): data must be a Tensor, got {type(data).__name__}")
         leaf = data.detach()
+        # detach() records its source as the base, making the result a view; a Parameter is
+        # not a view in PyTorch (p._base is None), and a view would refuse recorded in-place
+        # ops that a leaf may take. It keeps sharing storage and version counter.
+        leaf._base = None
         # The subclass adds no slots, so the layouts match and the class can be swapped: the
         # result is the detached tensor itself (same storage, same version counter), as in PyTorch.
         leaf.__class__ = cls

@@ -7,18 +7,68 @@ each has an entry.
 from . import conversion, creation, elementwise, inplace, linalg, methods, nn, reduction, shape
 from .conversion import clone, to
 from .creation import (
-    arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace, manual_seed,
-    ones, ones_like, rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
 )
 from .elementwise import (
-    abs, add, clamp, cos, div, eq, exp, ge, gt, le, log, logical_and, lt, maximum, minimum,
-    mul, ne, neg, pow, relu, sigmoid, sin, sqrt, sub, tanh, where,
+    abs,
+    add,
+    clamp,
+    cos,
+    div,
+    eq,
+    exp,
+    ge,
+    gt,
+    le,
+    log,
+    logical_and,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    relu,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    tanh,
+    where,
 )
 from .linalg import linear, matmul
 from .nn import cross_entropy, log_softmax, mse_loss, softmax
 from .reduction import amax, logsumexp, mean, sum
 from .shape import (
-    cat, expand, flatten, getitem, permute, reshape, squeeze, stack, transpose, unsqueeze, view,
+    cat,
+    expand,
+    flatten,
+    getitem,
+    permute,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+    unsqueeze,
+    view,
 )
 
 _DIFFERENTIABLE = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._version import VersionCounter
 from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
@@ -60,25 +61,25 @@ def record(
     stamped), ``0`` for the output's own array (stamped with the output's counter), or None
     for a constant.
     """
-    versions = []
-    for i, src in enumerate(sources):
-        if src is None:
-            continue
-        if type(src) is int:
-            vc = out._counter()
-        else:
-            vc = src._vc
-            if vc is None:
-                vc = src._counter()
-        versions.append((vc, vc.value, i))
-    node = cls(
-        out.backend,
-        tuple([edge_of(t) for t in inputs]),
-        saved,
-        sources,
-        tuple(versions),
-        attrs,
-    )
+    if sources:
+        versions = []
+        i = 0
+        for src in sources:
+            if src is not None:
+                if type(src) is int:
+                    vc = out._vc
+                    if vc is None:
+                        vc = out._vc = VersionCounter()
+                else:
+                    vc = src._vc
+                    if vc is None:
+                        vc = src._vc = VersionCounter()
+                versions.append((vc, vc.value, i))
+            i += 1
+        stamps: tuple[Any, ...] = tuple(versions)
+    else:
+        stamps = ()
+    node = cls(out.backend, tuple([edge_of(t) for t in inputs]), saved, sources, stamps, attrs)
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_stack()
     out.grad_fn = node

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..autograd.node import Node, formula_node
 from ..backends.registry import backend_for_device
-from ..dtypes import DType, Device, as_device, as_dtype
+from ..dtypes import Device, DType, as_device, as_dtype
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import edge_of

@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import Scalar, binary_operands, broadcast_error, record
+from ._core import Scalar, binary_operands, broadcast_error, check_device, record
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
@@ -21,26 +21,52 @@ __all__ = [
 ]
 
 
-def _binary(name: str, kernel: Any, cls: Any, a: Any, b: Any, save: bool) -> Tensor:
-    a, b, be = binary_operands(name, a, b)
-    ta = a if isinstance(a, Tensor) else None
-    tb = b if isinstance(b, Tensor) else None
-    ad = a if ta is None else ta._data
-    bd = b if tb is None else tb._data
+def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
+    """A broadcasting binary op. ``save``: None (the rule needs no values), "cross" (each
+    input's gradient needs only the *other* input, as for mul) or "both"."""
+    if isinstance(a, Tensor):
+        ta = a
+        ad = a._data
+        be = a.backend
+        if isinstance(b, Tensor):
+            tb = b
+            bd = b._data
+            if b.backend is not be:
+                check_device(name, a, b)
+        elif isinstance(b, Scalar):
+            tb = None
+            bd = b
+        else:
+            raise TypeError(f"{name}: unsupported operand type {type(b).__name__} (expected a "
+                            "Tensor or a number)")
+    elif isinstance(b, Tensor) and isinstance(a, Scalar):
+        ta = None
+        ad = a
+        tb = b
+        bd = b._data
+        be = b.backend
+    else:
+        raise TypeError(f"{name}: unsupported operand types {type(a).__name__} and "
+                        f"{type(b).__name__}")
     try:
-        data = kernel(ad, bd)
+        data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
         raise broadcast_error(name, ad, bd, exc) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
-    if _grad.enabled and ((ta is not None and ta._requires_grad) or
-                          (tb is not None and tb._requires_grad)):
-        attrs = (None if ta is None else ad.shape, None if tb is None else bd.shape)
-        if save:
-            record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
-        else:
-            record(cls, out, (ta, tb), (), (), attrs)
+    if _grad.enabled:
+        ra = ta is not None and ta._requires_grad
+        rb = tb is not None and tb._requires_grad
+        if ra or rb:
+            attrs = (None if ta is None else ad.shape, None if tb is None else bd.shape)
+            if save is None:
+                record(cls, out, (ta, tb), (), (), attrs)
+            elif save == "cross":
+                record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None),
+                       (ta if rb else None, tb if ra else None), attrs)
+            else:
+                record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
     return out
 
 
@@ -63,21 +89,13 @@ SubBackward = formula_node("SubBackward0", _sub_rule)
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha != 1:
         b = mul(b, alpha)
-    return _binary("add", _k("add", a, b), AddBackward, a, b, False)
+    return _binary("add", AddBackward, a, b, None)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha != 1:
         b = mul(b, alpha)
-    return _binary("sub", _k("sub", a, b), SubBackward, a, b, False)
-
-
-def _k(name: str, a: Any, b: Any) -> Any:
-    t = a if isinstance(a, Tensor) else b
-    if not isinstance(t, Tensor):
-        raise TypeError(f"{name}: expected a Tensor operand, got {type(a).__name__} and "
-                        f"{type(b).__name__}")
-    return getattr(t.backend.ops, name)
+    return _binary("sub", SubBackward, a, b, None)
 
 
 # -- mul / div ---------------------------------------------------------------------------------
@@ -101,11 +119,11 @@ DivBackward = formula_node("DivBackward0", _div_rule)
 
 
 def mul(a: Any, b: Any) -> Tensor:
-    return _binary("mul", _k("mul", a, b), MulBackward, a, b, True)
+    return _binary("mul", MulBackward, a, b, "cross")
 
 
 def div(a: Any, b: Any) -> Tensor:
-    return _binary("div", _k("div", a, b), DivBackward, a, b, True)
+    return _binary("div", DivBackward, a, b, "both")
 
 
 # -- pow -----------------------------------------------------------------------------------------
@@ -141,7 +159,7 @@ PowBackward = formula_node("PowBackward0", _pow_rule)
 def pow(a: Any, b: Any) -> Tensor:
     if isinstance(b, bool) or isinstance(a, bool):
         raise TypeError("pow: bool exponents are not supported")
-    return _binary("pow", _k("pow", a, b), PowBackward, a, b, True)
+    return _binary("pow", PowBackward, a, b, "both")
 
 
 # -- unary ---------------------------------------------------------------------------------------

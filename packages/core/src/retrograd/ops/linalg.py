@@ -105,9 +105,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.shape not in ((weight.shape[0],), ()):
         raise ValueError(f"linear: bias of shape {bias.shape} does not match weight of shape "
                          f"{weight.shape} (expected ({weight.shape[0]},))")
-    for t in (weight, bias):
-        if t is not None and (t.backend is not x.backend or t.device != x.device):
-            check_device("linear", x, t)
+    for other in (weight, bias):
+        if other is not None and (other.backend is not x.backend or other.device != x.device):
+            check_device("linear", x, other)
     be = x.backend
     F = be.ops
     data = F.matmul(x._data, F.matrix_transpose(weight._data))

@@ -129,6 +129,6 @@ _METHODS: dict[str, Any] = {
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
-Tensor.T = property(_T)  # type: ignore[attr-defined]
-Tensor.mT = property(_mT)  # type: ignore[attr-defined]
-Tensor.__hash__ = object.__hash__  # type: ignore[method-assign]
+Tensor.T = property(_T)  # type: ignore[assignment]
+Tensor.mT = property(_mT)  # type: ignore[assignment]
+Tensor.__hash__ = object.__hash__  # type: ignore[method-assign,assignment]

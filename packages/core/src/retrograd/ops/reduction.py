@@ -32,7 +32,7 @@ def _mean_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
 
 def _amax_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     x, out = saved
-    xshape, kshape = attrs[0], attrs[1]
+    kshape = attrs[1]
     hit = F.where(F.eq(x, F.reshape(out, kshape)), F.ones_like(x), 0.0)
     count = F.sum(hit, attrs[2], True)
     return (F.mul(hit, F.div(F.reshape(g, kshape), count)),)
