@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 import retrograd as rg
 from retrograd import nn
 from retrograd.nn import functional as F

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from retrograd import backends
 from retrograd.backends.numpy import NumpyBackend
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from retrograd_conformance.cases import DOCUMENT_CASES
 from retrograd_conformance.cases.base import SEED_BACKWARD, SEED_ENGINE, SEED_MEET
 from retrograd_conformance.compare import Tolerance, compare

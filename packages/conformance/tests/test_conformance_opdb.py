@@ -4,6 +4,7 @@ entry passes on the cpu backend in both dtypes."""
 from __future__ import annotations
 
 import pytest
+
 from retrograd_conformance.adapter import make_lib
 from retrograd_conformance.errors import Raised
 from retrograd_conformance.opdb import OPS, check_op, missing_entries

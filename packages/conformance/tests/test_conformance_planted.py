@@ -4,6 +4,7 @@ a message that says what is wrong and where."""
 from __future__ import annotations
 
 import pytest
+
 from retrograd_conformance.cases import DOCUMENT_CASES
 from retrograd_conformance.opdb import OPS_BY_NAME, check_op
 from retrograd_conformance.programs.check import check_programs

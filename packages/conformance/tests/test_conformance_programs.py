@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 from hypothesis import HealthCheck, given, seed, settings
+
 from retrograd_conformance.adapter import make_lib
 from retrograd_conformance.errors import Raised
 from retrograd_conformance.programs import check_programs, programs, run_program

@@ -13,6 +13,7 @@ from typing import Any
 
 import array_api_strict as xp
 import numpy as np
+
 from retrograd.backends import Backend
 
 __all__ = ["ArrayApiStrictBackend", "backend", "OVERRIDES"]
