@@ -27,6 +27,11 @@ VENDOR_EXAMPLE = "./packages/conformance/examples/retrograd-array-api-strict"
 TORCH = os.environ.get("RETROGRAD_TORCH", "torch==2.13.0")
 
 nox.options.sessions = ["tests", "lint"]
+
+# Tests and the conformance run use small arrays: BLAS threads only add contention on a shared
+# 2-core machine (measured 60x slower for the digits example under load). Benchmarks set
+# their own thread counts.
+_QUIET_BLAS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 nox.options.reuse_existing_virtualenvs = True
 
 
@@ -52,9 +57,13 @@ def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
 def tests(session: nox.Session) -> None:
     """pytest over every package present; the reliability suite runs in its quick form."""
     _install_stack(session)
-    session.install("pytest>=8", "hypothesis>=6", "rich")
+    # the real parts the nn/viz/trace/example tests drive: Graphviz bindings, a browser driver
+    # (Debian's chromium; .ci/run installs it), scikit-learn's bundled digits, matplotlib
+    session.install("pytest>=8", "hypothesis>=6", "rich", "graphviz", "playwright",
+                    "scikit-learn", "matplotlib", "tqdm", "psutil")
     paths = [str(p) for p in sorted((ROOT / "packages").glob("*/tests")) if p.is_dir()]
-    session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs)
+    session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs,
+                env=_QUIET_BLAS)
 
 
 @nox.session(python="3.11")
@@ -80,6 +89,7 @@ def conformance(session: nox.Session) -> None:
         "--junit",
         str(out / "report.xml"),
         *session.posargs,
+        env=_QUIET_BLAS,
     )
 
 

@@ -150,3 +150,21 @@ def test_to_dtype_is_differentiable():
     y = (x.to(rg.float64) * 3).sum()
     y.backward()
     assert x.grad.dtype is rg.float32 and x.grad.tolist() == [3.0, 3.0]
+
+
+def test_deepcopy_and_pickle_leaves():
+    import copy
+    import pickle
+
+    t = rg.tensor([1.0, 2.0], requires_grad=True)
+    t.grad = rg.tensor([0.5, 0.5])
+    c = copy.deepcopy(t)
+    assert c is not t and c.tolist() == [1.0, 2.0] and c.requires_grad and c.grad.tolist() == \
+        [0.5, 0.5]
+    with rg.no_grad():
+        c.add_(1)
+    assert t.tolist() == [1.0, 2.0]  # its own memory
+    p = pickle.loads(pickle.dumps(t))
+    assert p.tolist() == [1.0, 2.0] and p.requires_grad and p.is_leaf
+    with pytest.raises(rg.RetrogradError, match="leaf"):
+        copy.deepcopy(t * 2)

@@ -483,8 +483,46 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    # -- copying and pickling (leaves only, as in PyTorch) ---------------------------------
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self.grad_fn is not None:
+            raise RetrogradError(
+                "only leaf tensors (created by the user) can be pickled or deep-copied; call "
+                ".detach() first"
+            )
+        host = self.backend.to_numpy(self._data)
+        return (_rebuild, (type(self), host, str(self.device), self._requires_grad,
+                           self.backend.name))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        if self.grad_fn is not None:
+            raise RetrogradError(
+                "only leaf tensors (created by the user) support the deepcopy protocol; call "
+                ".detach() first"
+            )
+        out = type(self).__new__(type(self))
+        Tensor.__init__(out, self.backend.ops.copy(self._data), self.backend,
+                        self._requires_grad)
+        memo[id(self)] = out
+        if self._grad is not None:
+            import copy
+
+            out._grad = copy.deepcopy(self._grad, memo)
+        return out
+
 
 def _as_device_arg(value: Any) -> Device | None:
     if value is None:
         return None
     return as_device(value)
+
+
+def _rebuild(cls: type, host: Any, device: str, requires_grad: bool, backend_name: str) -> Tensor:
+    from .backends.registry import backend_for_device
+
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.asarray(host)
+    out = cls.__new__(cls)
+    Tensor.__init__(out, data, backend, requires_grad)
+    return out
