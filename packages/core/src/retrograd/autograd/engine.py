@@ -20,7 +20,7 @@ from ..errors import GraphFreedError, RetrogradError
 from ..grad_mode import _state as _grad
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
-from .node import FormulaNode, Node
+from .node import Node
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
            "commit_leaf_grad"]
@@ -402,15 +402,19 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
         for counter, version, index in node._versions:
             if counter.value != version:
                 node._raise_version_mismatch(index, counter.value, version)
+        nexts = node._next
+        formula = type(node)._formula
         if create_graph:
             outs = node.apply_for_graph(buf)
-        elif run is not None and isinstance(node, FormulaNode):
-            needs = tuple(e if e is not None and e[0] in reach else None  # type: ignore[operator]
-                          for e in node._next)
+        elif formula:  # the fast path: the rule on raw arrays, no method frames in between
+            if run is not None:
+                needs = tuple(e if e is not None and e[0] in reach else None  # type: ignore[operator]
+                              for e in nexts)
+            else:
+                needs = nexts
             outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
         else:
             outs = node.apply(buf)
-        nexts = node._next
         if len(outs) != len(nexts):
             raise RetrogradError(
                 f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
@@ -423,7 +427,12 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
         if tracer is not None:
             tracer.event("run", node=node, outputs=[_arr(o) for o in outs])
         if not retain:
-            node.release_saved()
+            if formula:
+                node._saved = node._sources = None
+                node._versions = ()
+                node._released = True
+            else:
+                node.release_saved()
             if tracer is not None:
                 tracer.event("release", node=node)
         for edge, g in zip(nexts, outs):

@@ -72,6 +72,7 @@ class Node:
     __slots__ = ("_next", "_versions", "_released", "_walk", "_hooks", "_meta", "__weakref__")
 
     _nin = 1  # number of gradient inputs (= forward outputs)
+    _formula = False  # True for FormulaNode: the engine calls its rule directly
     fused = False
 
     def __init__(self, next_edges: Sequence[tuple[Node, int] | None] = ()) -> None:
@@ -200,6 +201,7 @@ class FormulaNode(Node):
     __slots__ = ("_backend", "_saved", "_sources", "_attrs")
 
     rule: Callable[..., tuple[Any, ...]]
+    _formula = True
 
     def __init__(
         self,
