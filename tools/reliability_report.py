@@ -136,12 +136,13 @@ def main() -> None:
           f"max |grad - NumPy| = {th['max_abs_err_vs_numpy']:.1e}\n")
 
     print("## Deep chains (time per node)\n")
-    print("| nodes | forward us/node | backward us/node | free graph (s) | exact |")
-    print("| ---: | ---: | ---: | ---: | :---: |")
+    print("| nodes | forward us/node | backward us/node | free graph (s) | graph RSS B/node "
+          "| exact |")
+    print("| ---: | ---: | ---: | ---: | ---: | :---: |")
     for n in ((10_000, 100_000) if q else (10_000, 100_000, 1_000_000)):
         r = W.time_chain(n)
         print(f"| {n:,} | {r['forward_us_per_node']:.2f} | {r['backward_us_per_node']:.2f} "
-              f"| {r['free_s']:.2f} | {r['exact']} |")
+              f"| {r['free_s']:.2f} | {r['graph_bytes_per_node']:.0f} | {r['exact']} |")
         gc.collect()
 
     print("\n## Wide graphs\n")

@@ -274,10 +274,12 @@ def time_chain(n: int) -> dict[str, float]:
     gc_was = gc.isenabled()
     gc.disable()  # measure the engine, not the collector's passes over a million objects
     try:
+        rss0 = rss_bytes()
         t0 = time.perf_counter()
         y = build_chain(n, x)
         loss = y.sum()
         t1 = time.perf_counter()
+        graph_bytes = rss_bytes() - rss0
         loss.backward()
         t2 = time.perf_counter()
         ok = to_np(x.grad)[0] == chain_expected_grad(n)
@@ -288,7 +290,8 @@ def time_chain(n: int) -> dict[str, float]:
             gc.enable()
     return {"nodes": n, "forward_s": t1 - t0, "backward_s": t2 - t1, "free_s": t3 - t2,
             "forward_us_per_node": 1e6 * (t1 - t0) / n,
-            "backward_us_per_node": 1e6 * (t2 - t1) / n, "exact": bool(ok)}
+            "backward_us_per_node": 1e6 * (t2 - t1) / n, "exact": bool(ok),
+            "graph_bytes_per_node": graph_bytes / n}
 
 
 def python_depth() -> int:

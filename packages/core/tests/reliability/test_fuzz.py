@@ -144,14 +144,18 @@ def vjp(node: RefNode, g: np.ndarray) -> list[np.ndarray]:
     raise AssertionError(k)
 
 
-# which version-counter states each op's gradient may depend on ("in": inputs, "out": output)
-SAVES = {
-    "neg": (), "radd": (), "rsub": (), "iadd": (), "imul": (), "rmul": (), "divc": (),
-    "add": (), "sub": (), "transpose": (), "flatten": (), "sum": (), "mean": (),
-    "tanh": ("in", "out"), "exp": ("in", "out"), "sigmoid": ("in", "out"),
-    "relu": ("in", "out"), "rdiv": ("in", "out"), "mul": ("in",), "div": ("in", "out"),
-    "matmul": ("in",),
-}
+# Which saved values an op's gradient may depend on, given which inputs need a gradient.
+# Binary ops follow what the gradient actually needs (as PyTorch does: ``x * c`` saves ``c``
+# only, so changing ``x`` afterwards is legal); unary ops may save their input or their output.
+def may_save(kind: str, needs: list[bool]) -> tuple[set[int], bool]:
+    """(indices of inputs whose version may be checked, whether the output's may be)."""
+    if kind in ("tanh", "exp", "sigmoid", "relu", "rdiv"):
+        return {0}, True
+    if kind in ("mul", "matmul"):
+        return {1 - i for i, n in enumerate(needs) if n}, False
+    if kind == "div":
+        return ({1} if needs[0] else set()) | ({0, 1} if needs[1] else set()), needs[1]
+    return set(), False
 
 
 class AutogradMachine(RuleBasedStateMachine):
@@ -194,10 +198,9 @@ class AutogradMachine(RuleBasedStateMachine):
         counter = hs[0].counter if view else self._new_counter()
         node = None
         if rg.is_grad_enabled() and any(h.node is not None for h in hs):
-            saves = []
-            if "in" in SAVES[kind]:
-                saves += [(h.counter, self.versions[h.counter]) for h in hs]
-            if "out" in SAVES[kind]:
+            ins, out_saved = may_save(kind, [h.node is not None for h in hs])
+            saves = [(hs[i].counter, self.versions[hs[i].counter]) for i in sorted(ins)]
+            if out_saved:
                 saves.append((counter, self.versions[counter]))
             self.nodes.append(RefNode(kind, tuple(h.node for h in hs),
                                       tuple(v.copy() for v in vals), to_np(out), params,

@@ -12,6 +12,7 @@ Each node is claimed by the walk using it; meeting another live walk's claim rai
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -20,10 +21,32 @@ from ..errors import GraphFreedError, RetrogradError
 from ..grad_mode import _state as _grad
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
-from .node import Node
+from .node import Node, edge_node
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
            "commit_leaf_grad"]
+
+
+_gc_lock = threading.Lock()
+_gc_state = {"depth": 0, "was_enabled": False}
+
+
+def _pause_gc() -> None:
+    """The walk builds no reference cycles (nodes never point back at their consumers, and the
+    pending map is dropped at the end), so the cyclic collector has nothing to find in it;
+    pausing it stops a deep walk from rescanning the whole graph on every collection."""
+    with _gc_lock:
+        if _gc_state["depth"] == 0:
+            _gc_state["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_state["depth"] += 1
+
+
+def _resume_gc() -> None:
+    with _gc_lock:
+        _gc_state["depth"] -= 1
+        if _gc_state["depth"] == 0 and _gc_state["was_enabled"]:
+            gc.enable()
 
 
 class _TracerState(threading.local):
@@ -101,7 +124,7 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
             node, edges = stack[-1]
             for edge in edges:
                 if edge is not None:
-                    child = edge[0]
+                    child = edge[0] if type(edge) is tuple else edge
                     if child not in seen:
                         seen.add(child)
                         if walk is not None and type(child) is not acc_type:
@@ -121,7 +144,7 @@ def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node]
     run: set[Node] = set()
     for node in reversed(order):  # children before parents
         for edge in node._next:
-            if edge is not None and edge[0] in reach:
+            if edge is not None and (edge[0] if type(edge) is tuple else edge) in reach:
                 run.add(node)
                 reach.add(node)
                 break
@@ -281,6 +304,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
     prev_grad_mode = _grad.enabled
     state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
     ok = False
+    _pause_gc()
     try:
         order = topo_order([e[0] for e in root_edges], walk)
         if captures is not None:
@@ -322,6 +346,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                     for i, g in enumerate(state.captured)]
         return None
     finally:
+        _resume_gc()
         _grad.enabled = prev_grad_mode
         walk.live = False
         if tracer is not None:
@@ -408,8 +433,8 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             outs = node.apply_for_graph(buf)
         elif formula:  # the fast path: the rule on raw arrays, no method frames in between
             if run is not None:
-                needs = tuple(e if e is not None and e[0] in reach else None  # type: ignore[operator]
-                              for e in nexts)
+                needs = tuple(e if e is not None and edge_node(e) in reach  # type: ignore[operator]
+                              else None for e in nexts)
             else:
                 needs = nexts
             outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
@@ -438,7 +463,10 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
         for edge, g in zip(nexts, outs):
             if edge is None or g is None:
                 continue
-            nxt, nr = edge
+            if type(edge) is tuple:
+                nxt, nr = edge
+            else:
+                nxt, nr = edge, 0
             b = pending.get(nxt)
             if b is None:
                 b = pending[nxt] = [None] * nxt._nin

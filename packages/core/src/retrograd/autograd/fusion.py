@@ -16,7 +16,7 @@ from typing import Any
 
 from ..ops.elementwise import ReluBackward, SigmoidBackward, TanhBackward
 from ..ops.linalg import LinearBackward
-from .node import Node
+from .node import Node, edge_node
 
 __all__ = ["fuse_order", "FusedLinearActivation"]
 
@@ -101,9 +101,9 @@ def fuse_order(order: list[Node], captures: Any) -> list[Node]:
         if kernel is None or node._hooks is not None:
             continue
         edge = node._next[0]
-        if edge is None:
+        if edge is None or type(edge) is tuple:  # a linear output is slot 0 of its node
             continue
-        lin = edge[0]
+        lin = edge
         if type(lin) is not LinearBackward or lin._hooks is not None or lin._released:
             continue
         if len(lin._attrs[0]) != 2:  # the fused kernels take 2-D inputs
@@ -116,8 +116,10 @@ def fuse_order(order: list[Node], captures: Any) -> list[Node]:
     consumers = dict.fromkeys(candidates, 0)
     for node in order:
         for edge in node._next:
-            if edge is not None and edge[0] in consumers:
-                consumers[edge[0]] += 1
+            if edge is not None:
+                target = edge_node(edge)
+                if target in consumers:
+                    consumers[target] += 1
     replace: dict[Node, Node] = {}
     drop: set[Node] = set()
     for lin, (act, kernel) in candidates.items():

@@ -15,9 +15,36 @@ from typing import Any, NamedTuple
 
 from ..errors import DoubleBackwardUnsupported, VersionMismatch
 
-__all__ = ["Node", "Edge", "FormulaNode", "formula_node"]
+__all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair"]
 
 _hook_ids = itertools.count()
+
+
+def edge_node(edge: Any) -> Any:
+    """The destination of an internal edge entry.
+
+    Internally ``_next`` holds, per forward input, None, the destination node itself (for
+    its input slot 0, by far the most common) or a ``(node, slot)`` tuple: one long-lived
+    object fewer per edge for the garbage collector to scan. ``next_edges`` shows them all
+    as ``Edge(node, input_nr)``."""
+    return edge[0] if type(edge) is tuple else edge
+
+
+def edge_pair(edge: Any) -> tuple[Any, int]:
+    if edge is None:
+        return (None, 0)
+    if type(edge) is tuple:
+        return edge
+    return (edge, 0)
+
+
+def _internal_edge(edge: Any) -> Any:
+    if edge is None or isinstance(edge, Node):
+        return edge
+    node, nr = edge
+    if node is None:
+        return None
+    return node if nr == 0 else (node, int(nr))
 
 
 class Edge(NamedTuple):
@@ -75,8 +102,8 @@ class Node:
     _formula = False  # True for FormulaNode: the engine calls its rule directly
     fused = False
 
-    def __init__(self, next_edges: Sequence[tuple[Node, int] | None] = ()) -> None:
-        self._next = tuple(next_edges)
+    def __init__(self, next_edges: Sequence[Any] = ()) -> None:
+        self._next = tuple(_internal_edge(e) for e in next_edges)
         self._versions: tuple[Any, ...] = ()
         self._released = False
         self._walk: Any = None
@@ -92,11 +119,11 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next)
+        return tuple(tuple(edge_pair(e)) for e in self._next)  # type: ignore[misc]
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
-        return tuple(Edge(e[0], e[1]) if e is not None else Edge(None, 0) for e in self._next)
+        return tuple(Edge(*edge_pair(e)) for e in self._next)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -246,7 +273,8 @@ class FormulaNode(Node):
                 "pass retain_graph=True to the earlier backward to keep them"
             )
         out: list[Any] = []
-        for arr, src in zip(self._saved, self._sources or ()):
+        sources = self._sources or (None,) * len(self._saved)  # () means "all constants"
+        for arr, src in zip(self._saved, sources):
             if isinstance(src, Tensor):
                 out.append(src)
             elif isinstance(src, int) and not isinstance(src, bool):

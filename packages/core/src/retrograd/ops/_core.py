@@ -24,7 +24,7 @@ def grad_on() -> bool:
     return _grad.enabled
 
 
-def edge_of(t: Tensor | None) -> tuple[Any, int] | None:
+def edge_of(t: Tensor | None) -> Any:
     """The edge a gradient for ``t`` travels: its grad_fn slot, or its leaf accumulator."""
     if t is None or not t._requires_grad:
         return None
@@ -32,8 +32,9 @@ def edge_of(t: Tensor | None) -> tuple[Any, int] | None:
     if t._base is not None and t._extra is not None and fn is not None:
         _check_view_fresh(t)
     if fn is not None:
-        return (fn, t._output_nr)
-    return (accumulator_of(t), 0)
+        nr = t._output_nr
+        return fn if nr == 0 else (fn, nr)  # see autograd.node.edge_node
+    return accumulator_of(t)
 
 
 def _check_view_fresh(t: Tensor) -> None:

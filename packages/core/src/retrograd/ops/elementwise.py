@@ -59,12 +59,25 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
         ra = ta is not None and ta._requires_grad
         rb = tb is not None and tb._requires_grad
         if ra or rb:
-            attrs = (None if ta is None else ad.shape, None if tb is None else bd.shape)
+            # attrs None: no operand was broadcast, so no gradient needs reducing (the common
+            # case; it keeps one long-lived tuple per node away from the garbage collector)
+            oshape = data.shape
+            sa = None if ta is None else ad.shape
+            sb = None if tb is None else bd.shape
+            attrs = None if (sa is None or sa == oshape) and (sb is None or sb == oshape) \
+                else (sa, sb)
             if save is None:
                 record(cls, out, (ta, tb), (), (), attrs)
             elif save == "cross":
-                record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None),
-                       (ta if rb else None, tb if ra else None), attrs)
+                sa_src = ta if rb else None
+                sb_src = tb if ra else None
+                srcs = () if sa_src is None and sb_src is None else (sa_src, sb_src)
+                record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None), srcs, attrs)
+            elif save == "div" and ta is None:  # scalar / tensor: d/db = -out**2 / a
+                record(cls, out, (ta, tb), (ad, None, data), (None, None, 0), attrs)
+            elif save == "div":  # a/b: d/da needs only b; d/db needs a and b
+                record(cls, out, (ta, tb), (ad if rb else None, bd),
+                       (ta if rb else None, tb), attrs)
             else:
                 record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
     return out
@@ -72,14 +85,22 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
 
 # -- add / sub ---------------------------------------------------------------------------------
 def _add_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    if attrs is None:
+        return (g if needs[0] else None, g if needs[1] else None)
     sa, sb = attrs
     return (F.reduce_to(g, sa) if needs[0] else None, F.reduce_to(g, sb) if needs[1] else None)
 
 
 def _sub_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    if attrs is None:
+        return (g if needs[0] else None, F.neg(g) if needs[1] else None)
     sa, sb = attrs
     return (F.reduce_to(g, sa) if needs[0] else None,
             F.neg(F.reduce_to(g, sb)) if needs[1] else None)
+
+
+def _reduced(F: Any, g: Any, attrs: Any, i: int) -> Any:
+    return g if attrs is None else F.reduce_to(g, attrs[i])
 
 
 AddBackward = formula_node("AddBackward0", _add_rule)
@@ -101,16 +122,19 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 # -- mul / div ---------------------------------------------------------------------------------
 def _mul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
     a, b = saved
-    sa, sb = attrs
-    return (F.reduce_to(F.mul(g, b), sa) if needs[0] else None,
-            F.reduce_to(F.mul(g, a), sb) if needs[1] else None)
+    return (_reduced(F, F.mul(g, b), attrs, 0) if needs[0] else None,
+            _reduced(F, F.mul(g, a), attrs, 1) if needs[1] else None)
 
 
 def _div_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    if len(saved) == 3:  # scalar / tensor: like reciprocal, only the output is kept
+        a, _unused, out = saved
+        if a == 0:
+            return None, F.mul(g, 0.0)
+        return None, F.mul(F.neg(g), F.div(F.mul(out, out), a))
     a, b = saved
-    sa, sb = attrs
-    ga = F.reduce_to(F.div(g, b), sa) if needs[0] else None
-    gb = F.reduce_to(F.neg(F.div(F.mul(g, a), F.mul(b, b))), sb) if needs[1] else None
+    ga = _reduced(F, F.div(g, b), attrs, 0) if needs[0] else None
+    gb = _reduced(F, F.neg(F.div(F.mul(g, a), F.mul(b, b))), attrs, 1) if needs[1] else None
     return ga, gb
 
 
@@ -123,25 +147,26 @@ def mul(a: Any, b: Any) -> Tensor:
 
 
 def div(a: Any, b: Any) -> Tensor:
-    return _binary("div", DivBackward, a, b, "both")
+    return _binary("div", DivBackward, a, b, "div")
 
 
 # -- pow -----------------------------------------------------------------------------------------
 def _pow_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
     a, b = saved
-    sa, sb = attrs
+    scalar_exp = not hasattr(b, "shape")
+    scalar_base = not hasattr(a, "shape")
     ga = gb = None
     if needs[0]:
-        if sb is None:  # scalar exponent
+        if scalar_exp:
             ga = F.mul(g, F.mul(F.pow(a, b - 1), b)) if b != 0 else F.mul(g, 0.0)
         else:
-            ga = F.reduce_to(F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0)))), sa)
+            ga = _reduced(F, F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0)))), attrs, 0)
     if needs[1]:
-        if sa is None:  # scalar base
+        if scalar_base:
             gb = F.mul(g, F.mul(F.pow(a, b), _log_scalar(a)))
         else:
             term = F.mul(F.pow(a, b), F.log(F.where(F.eq(a, 0), 1.0, a)))
-            gb = F.reduce_to(F.mul(g, term), sb)
+            gb = _reduced(F, F.mul(g, term), attrs, 1)
     return ga, gb
 
 

@@ -65,7 +65,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and (a._requires_grad or b._requires_grad):
-        record(MmBackward, out, (a, b), (a._data, b._data), (a, b),
+        # each input's gradient needs only the other input: save only what will be used, so
+        # an in-place change to an operand whose gradient is not needed stays legal
+        ra, rb = a._requires_grad, b._requires_grad
+        record(MmBackward, out, (a, b), (a._data if rb else None, b._data if ra else None),
+               (a if rb else None, b if ra else None),
                (tuple(a._data.shape), tuple(b._data.shape)))
     return out
 
@@ -77,8 +81,8 @@ def _linear_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     if len(xshape) == 2:
         gx, gw, gb = F.linear_backward(g, x, w, bool(needs[0]), bool(needs[1]), nb)
     else:
-        x2 = F.reshape(x, (-1, xshape[-1]))
-        g2 = F.reshape(g, (-1, w.shape[0]))
+        x2 = None if x is None else F.reshape(x, (-1, xshape[-1]))
+        g2 = F.reshape(g, (-1, g.shape[-1]))
         gx, gw, gb = F.linear_backward(g2, x2, w, bool(needs[0]), bool(needs[1]), nb)
         if gx is not None:
             gx = F.reshape(gx, xshape)
@@ -125,6 +129,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
             core = linear(x, weight, None)
             return add(core, bias)
-        record(LinearBackward, out, inputs, (x._data, weight._data), (x, weight),
+        # d/dx needs the weight, d/dW needs x: save each only when the other needs a gradient
+        rx, rw = x._requires_grad, weight._requires_grad
+        record(LinearBackward, out, inputs, (x._data if rw else None, weight._data if rx else None),
+               (x if rw else None, weight if rx else None),
                (tuple(x._data.shape), bias is not None))
     return out
