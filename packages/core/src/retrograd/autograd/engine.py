@@ -424,9 +424,11 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 "already released by an earlier backward (saved tensors freed). Specify "
                 "retain_graph=True on the first backward call if you need to backward twice."
             )
-        for counter, version, index in node._versions:
-            if counter.value != version:
-                node._raise_version_mismatch(index, counter.value, version)
+        stamps = node._versions  # flat: (counter, version, saved index) * k
+        if stamps:
+            for k in range(0, len(stamps), 3):
+                if stamps[k].value != stamps[k + 1]:
+                    node._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
         nexts = node._next
         formula = type(node)._formula
         if create_graph:

@@ -64,8 +64,11 @@ class FunctionCtx(Node):
                     f"None), but argument {i} is {type(t).__name__}"
                 )
         self._saved_tensors = tensors
-        self._versions = tuple((t._counter(), t._counter().value, i)
-                               for i, t in enumerate(tensors) if t is not None)
+        flat: list[Any] = []
+        for i, t in enumerate(tensors):
+            if t is not None:
+                flat += (t._counter(), t._counter().value, i)
+        self._versions = tuple(flat)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:

@@ -71,7 +71,7 @@ class FusedLinearActivation(Node):
         self.linear.validate_versions()
 
     def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
-        n_act = len(self.act._versions)
+        n_act = len(self.act._versions) // 3
         if index < n_act:
             self.act._raise_version_mismatch(index, now, saved)
         self.linear._raise_version_mismatch(index - n_act, now, saved)

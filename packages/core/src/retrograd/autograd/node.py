@@ -170,9 +170,13 @@ class Node:
         self._released = True
 
     def validate_versions(self) -> None:
-        for counter, version, index in self._versions:
-            if counter.value != version:
-                self._raise_version_mismatch(index, counter.value, version)
+        """E7: every saved tensor must still be at the version stamped when it was saved.
+        ``_versions`` is flat -- (counter, version, saved index) repeated -- so that a node
+        holds one small tuple rather than one per saved tensor."""
+        stamps = self._versions
+        for k in range(0, len(stamps), 3):
+            if stamps[k].value != stamps[k + 1]:
+                self._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
 
     def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
         shape = self._saved_shape(index)
@@ -331,9 +335,10 @@ def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
 
 def _counter_for(node: FormulaNode, arr: Any) -> Any:
     saved = node._saved or ()
-    for counter, _version, index in node._versions:
-        if saved[index] is arr:
-            return counter
+    stamps = node._versions
+    for k in range(0, len(stamps), 3):
+        if saved[stamps[k + 2]] is arr:
+            return stamps[k]
     from .._version import VersionCounter
 
     return VersionCounter()

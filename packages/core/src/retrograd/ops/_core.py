@@ -62,30 +62,33 @@ def record(
     stamped), ``0`` for the output's own array (stamped with the output's counter), or None
     for a constant.
     """
-    if sources:
-        versions = []
-        i = 0
-        for src in sources:
-            if src is not None:
-                if type(src) is int:
-                    vc = out._vc
-                    if vc is None:
-                        vc = out._vc = VersionCounter()
-                else:
-                    vc = src._vc
-                    if vc is None:
-                        vc = src._vc = VersionCounter()
-                versions.append((vc, vc.value, i))
-            i += 1
-        stamps: tuple[Any, ...] = tuple(versions)
-    else:
-        stamps = ()
-    node = cls(out.backend, tuple([edge_of(t) for t in inputs]), saved, sources, stamps, attrs)
+    stamps: tuple[Any, ...] = _stamp(out, sources) if sources else ()
+    node = cls(out.backend, (edge_of(inputs[0]),) if len(inputs) == 1 else
+               tuple(map(edge_of, inputs)), saved, sources, stamps, attrs)
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_stack()
     out.grad_fn = node
     out._requires_grad = True
     return out
+
+
+def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Flat (counter, version, index) stamps for the saved values that come from tensors."""
+    flat: list[Any] = []
+    i = 0
+    for src in sources:
+        if src is not None:
+            if type(src) is int:
+                vc = out._vc
+                if vc is None:
+                    vc = out._vc = VersionCounter()
+            else:
+                vc = src._vc
+                if vc is None:
+                    vc = src._vc = VersionCounter()
+            flat += (vc, vc.value, i)
+        i += 1
+    return tuple(flat)
 
 
 def check_device(op: str, a: Tensor, b: Tensor) -> None:
