@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+
 from retrograd_cuda.availability import probe
 
 CUPY_MISSING = (

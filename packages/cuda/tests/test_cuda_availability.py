@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+
 import retrograd_cuda
 from retrograd_cuda import availability
 

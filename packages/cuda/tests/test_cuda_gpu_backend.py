@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 import retrograd as rg
 import retrograd.nn.functional as F
 import retrograd_cuda

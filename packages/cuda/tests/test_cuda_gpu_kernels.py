@@ -11,6 +11,7 @@ import zlib
 
 import numpy as np
 import pytest
+
 import retrograd_cuda
 from retrograd.backends import reference_kernels
 

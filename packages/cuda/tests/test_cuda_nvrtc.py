@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from retrograd_cuda.kernels import sources
 from retrograd_cuda.kernels.sources import ELEMENTWISE, RAW_ENTRY_POINTS, RAW_MODULE
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 import pytest
+
 import retrograd as rg
 import retrograd_cuda
 from retrograd.backends import Backend, available_backends, backend_for_device, get_backend

@@ -494,7 +494,7 @@ class Tensor:
         return (_rebuild, (type(self), host, str(self.device), self._requires_grad,
                            self.backend.name))
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
         if self.grad_fn is not None:
             raise RetrogradError(
                 "only leaf tensors (created by the user) support the deepcopy protocol; call "
@@ -517,7 +517,7 @@ def _as_device_arg(value: Any) -> Device | None:
     return as_device(value)
 
 
-def _rebuild(cls: type, host: Any, device: str, requires_grad: bool, backend_name: str) -> Tensor:
+def _rebuild(cls: Any, host: Any, device: str, requires_grad: bool, backend_name: str) -> Tensor:
     from .backends.registry import backend_for_device
 
     backend, dev = backend_for_device(device)

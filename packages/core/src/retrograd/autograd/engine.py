@@ -388,6 +388,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
     staged = st.staged
     anomaly = _anomaly.enabled
     acc_type = AccumulateGrad
+    node: Any
     for node in order:
         buf = pending.pop(node, None)
         if buf is None:
