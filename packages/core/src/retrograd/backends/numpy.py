@@ -71,6 +71,16 @@ def _sigmoid(x: Any) -> Any:
     return out
 
 
+def _linear_forward(x: Any, w: Any, b: Any) -> Any:
+    out = np.matmul(x, w.T)
+    if b is None:
+        return out
+    if type(out) is np.ndarray and out.dtype == np.result_type(out, b):
+        out += b  # the matmul result is ours: add the bias in place, no second buffer
+        return out
+    return out + b
+
+
 def _is_view(result: Any, base: Any) -> bool:
     return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
 
@@ -97,6 +107,7 @@ class NumpyBackend(Backend):
                 "tanh_backward": _tanh_backward,
                 "sigmoid_backward": _sigmoid_backward,
                 "is_view": _is_view,
+                "linear_forward": _linear_forward,
                 "maximum": np.maximum,
                 "minimum": np.minimum,
                 "concat": lambda arrays, dim: np.concatenate(arrays, axis=dim),

@@ -190,6 +190,10 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         axes[-1], axes[-2] = axes[-2], axes[-1]
         return xp.permute_dims(x, tuple(axes))
 
+    def linear_forward(x: Any, w: Any, b: Any) -> Any:
+        out = x @ matrix_transpose(w)
+        return out if b is None else out + b
+
     def reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
         """Sum ``g`` down to ``shape``: undo broadcasting (leading dims, then size-1 dims)."""
         gshape = g.shape
@@ -304,6 +308,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "one_hot": one_hot,
         "ce_probs": ce_probs,
         "matrix_transpose": matrix_transpose,
+        "linear_forward": linear_forward,
         "reduce_to": reduce_to,
         "expand": expand,
         "reshape": lambda x, shape: xp.reshape(x, shape),

@@ -114,9 +114,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             check_device("linear", x, other)
     be = x.backend
     F = be.ops
-    data = F.matmul(x._data, F.matrix_transpose(weight._data))
-    if bias is not None:
-        data = F.add(data, bias._data)
+    data = F.linear_forward(x._data, weight._data, None if bias is None else bias._data)
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
