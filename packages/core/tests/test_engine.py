@@ -323,3 +323,27 @@ def test_backward_inputs_restricts_accumulation():
     u = a * b
     u.backward(inputs=[a])
     assert a.grad.item() == 2.0 and b.grad is None
+
+
+def test_walk_pauses_and_restores_the_cyclic_gc():
+    import gc
+
+    seen = []
+    x = rg.tensor(1.0, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: seen.append(gc.isenabled()))
+    assert gc.isenabled()
+    y.backward()
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        z = x * 3
+        z.backward()
+        assert not gc.isenabled()  # a user's choice to keep it off is respected
+    finally:
+        gc.enable()
+    w = x * 4
+    w.register_hook(lambda g: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        w.backward()
+    assert gc.isenabled()
