@@ -68,10 +68,12 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree; mypy on the core package."""
-    session.install("ruff", "mypy", "numpy>=2")
+    """ruff over the whole tree; mypy on the core package; import-linter layer contracts."""
+    session.install("ruff", "mypy", "numpy>=2", "import-linter")
+    session.install("-e", CORE)
     session.run("ruff", "check", ".")
     session.run("mypy", "packages/core/src/retrograd")
+    session.run("lint-imports")  # the layering contracts in pyproject.toml
 
 
 @nox.session(python="3.11")

@@ -48,6 +48,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--libs", default="", help="comma-separated subset of numpy,torch,retrograd")
     ap.add_argument("--procs", type=int, default=0, help="override processes per subject")
     ap.add_argument("--out", default=str(ROOT / "out" / "bench"), help="output folder")
+    ap.add_argument("--render", metavar="JSON", help="only rewrite the Markdown of a results.json")
     ap.add_argument("--note", default="", help="a line for the report's header")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per child process")
     return ap.parse_args(argv)
@@ -122,6 +123,14 @@ def _versions(measurements: list[dict]) -> dict:
 
 def main(argv: list[str]) -> int:
     args = _parse(argv)
+    if args.render:
+        result = json.loads(Path(args.render).read_text())
+        timed = [meas for meas in result["measurements"] if meas["mode"] != "check"]
+        result["ratios"] = report.ratio_rows(timed, verdicts=not result["meta"].get("quick"))
+        md = report.markdown(result)
+        Path(args.render).with_suffix(".md").write_text(md)
+        print(md)
+        return 0
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.check:
         todo = plan.check()

@@ -22,6 +22,14 @@ def _x0(params: dict) -> np.ndarray:
     return rng(4).standard_normal(int(params.get("size", SIZE))).astype(dtype_of(params))
 
 
+def _metrics(t0: float, c0: float, calls: int) -> Metrics:
+    """Wall-clock per call, plus process CPU time per call (steadier on a shared machine)."""
+    return {
+        "us_per_call": (time.perf_counter() - t0) / calls * 1e6,
+        "cpu_us_per_call": (time.process_time() - c0) / calls * 1e6,
+    }
+
+
 class AutogradDouble(Case):
     def __init__(self, ad: Any, params: dict) -> None:
         self.ad = ad
@@ -36,11 +44,11 @@ class AutogradDouble(Case):
 
     def rep(self) -> Metrics:
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for _ in range(self.calls):
             self.call()
         self.ad.sync()
-        return {"us_per_call": (time.perf_counter() - t0) / self.calls * 1e6}
+        return _metrics(t0, c0, self.calls)
 
     def outputs(self) -> dict[str, np.ndarray]:
         y, g, h = self.call()
@@ -62,10 +70,10 @@ class NumpyDouble(Case):
 
     def rep(self) -> Metrics:
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for _ in range(self.calls):
             self.call()
-        return {"us_per_call": (time.perf_counter() - t0) / self.calls * 1e6}
+        return _metrics(t0, c0, self.calls)
 
     def outputs(self) -> dict[str, np.ndarray]:
         y, g, h = self.call()

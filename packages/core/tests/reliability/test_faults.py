@@ -7,6 +7,7 @@ still works: a clean retry accumulates exactly one more gradient.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 
 import numpy as np
@@ -104,6 +105,13 @@ def assert_propagated(exc: BaseException, node_name: str | None) -> None:
         assert node_name in message_of(exc), f"the error does not name the node {node_name!r}: {message_of(exc)!r}"
 
 
+def assert_thread_state_restored() -> None:
+    """A failed walk restores what it changed for its duration: grad mode (it runs with grad
+    mode off unless create_graph) and the cyclic collector (paused during walks)."""
+    assert rg.is_grad_enabled(), "grad mode left off by a failed walk"
+    assert gc.isenabled(), "the cyclic garbage collector left disabled by a failed walk"
+
+
 def assert_retry_accumulates_once(loss, tensors, before, one_walk) -> None:
     """A clean walk of the retained graph after the failure adds exactly one gradient."""
     loss.backward(retain_graph=True)
@@ -128,7 +136,7 @@ def test_function_backward_raises_at_every_position(pos, retain):
     exc = expect_failure(lambda: loss.backward(retain_graph=retain), InjectedFault("boom"))
     assert_propagated(exc, node_name)
     assert_unchanged(snap, f"Function at position {pos}")
-    assert rg.is_grad_enabled()
+    assert_thread_state_restored()
     if retain:
         assert_retry_accumulates_once(loss, with_grad, before, one_walk)
 
@@ -144,7 +152,7 @@ def test_function_raises_in_autograd_grad_and_create_graph(pos):
     exc = expect_failure(lambda: loss.backward(create_graph=True), InjectedFault("boom"))
     assert_propagated(exc, node_name)
     assert_unchanged(snap, f"grad/create_graph, Function at position {pos}")
-    assert rg.is_grad_enabled()
+    assert_thread_state_restored()
 
 
 def _node_count() -> int:
@@ -182,7 +190,7 @@ def test_node_hook_raises_at_every_node(k, kind):
     exc = expect_failure(lambda: loss.backward(retain_graph=True), InjectedFault(kind))
     assert_propagated(exc, node.name())
     assert_unchanged(snap, f"{kind} on node {k} ({node.name()})")
-    assert rg.is_grad_enabled()
+    assert_thread_state_restored()
     assert_retry_accumulates_once(loss, with_grad, before, one_walk)
 
 
@@ -204,6 +212,7 @@ def test_tensor_hook_raises_on_every_tensor(k):
     exc = expect_failure(lambda: loss.backward(retain_graph=True), InjectedFault("tensor hook"))
     assert_propagated(exc, None)
     assert_unchanged(snap, f"tensor hook on tensor {k}")
+    assert_thread_state_restored()
     assert_retry_accumulates_once(loss, with_grad, before, one_walk)
 
 
@@ -224,7 +233,7 @@ def test_keyboard_interrupt_mid_walk(k):
     exc = expect_failure(lambda: loss.backward(retain_graph=True), KeyboardInterrupt())
     assert type(exc) is KeyboardInterrupt, f"KeyboardInterrupt became {type(exc).__name__}"
     assert_unchanged(snap, f"KeyboardInterrupt at node {k} ({node.name()})")
-    assert rg.is_grad_enabled()
+    assert_thread_state_restored()
     assert_retry_accumulates_once(loss, with_grad, before, one_walk)
 
 
@@ -243,6 +252,7 @@ def test_post_accumulate_grad_hook_raises(k):
     exc = expect_failure(lambda: loss.backward(retain_graph=True), InjectedFault("post"))
     assert_propagated(exc, None)
     assert_unchanged(snap, f"post-accumulate hook on leaf {k}")
+    assert_thread_state_restored()
 
 
 def test_faults_leave_no_walk_state_behind():

@@ -7,6 +7,7 @@ node, which is exactly the interleaving E14 is about.
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -50,6 +51,7 @@ def run_threads(n: int, target: Callable[[int], None], timeout: float = 300.0) -
         assert not t.is_alive(), "a worker thread hung"
     if errors:
         raise errors[0]
+    assert gc.isenabled(), "concurrent walks left the cyclic garbage collector disabled"
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,6 +279,7 @@ def test_second_walk_on_a_busy_graph_is_refused(retain, second):
     assert outcome.get("a") == "ok", f"walk A was disturbed by B's refused attempt: {outcome['a']!r}"
     np.testing.assert_array_equal(to_np(x.grad), gx)
     np.testing.assert_array_equal(to_np(w.grad), gw)
+    assert gc.isenabled(), "the cyclic garbage collector was left disabled"
     if retain:  # the graph is free again: a later walk works and accumulates once more
         loss.backward()
         np.testing.assert_array_equal(to_np(x.grad), 2 * gx)
