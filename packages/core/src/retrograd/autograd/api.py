@@ -6,14 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import RetrogradError
+from ..tensor import Tensor
 from .engine import run_backward, run_grad
 
 __all__ = ["backward", "grad"]
 
 
 def _seq(x: Any, what: str) -> list[Any]:
-    from ..tensor import Tensor
-
     if x is None:
         return []
     if isinstance(x, Tensor):

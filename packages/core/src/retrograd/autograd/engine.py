@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import GraphFreedError, RetrogradError
 from ..grad_mode import _state as _grad
+from ..tensor import Tensor
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
 from .node import Node, edge_node
@@ -82,6 +83,17 @@ def set_fusion(enabled: bool) -> None:
 
 def is_fusion_enabled() -> bool:
     return _fusion.enabled
+
+
+_FUSE: list[Any] = []
+
+
+def _fusion_pass() -> Any:
+    if not _FUSE:  # fusion imports the op node classes: bind it on first use
+        from .fusion import fuse_order
+
+        _FUSE.append(fuse_order)
+    return _FUSE[0]
 
 
 class _Walk:
@@ -189,8 +201,6 @@ class Engine:
 
 
 def _roots_and_seeds(root: Any, grad_seed: Any) -> tuple[list[Any], list[Any]]:
-    from ..tensor import Tensor
-
     if root is None:
         raise RetrogradError("Engine: root is None")
     roots = [root] if isinstance(root, Tensor) else list(root)
@@ -212,8 +222,6 @@ def _roots_and_seeds(root: Any, grad_seed: Any) -> tuple[list[Any], list[Any]]:
 
 def _make_seed(i: int, root: Any, seed: Any, create_graph: bool) -> Any:
     """E3: None -> ones of the root's shape/dtype/device; otherwise checked, never trusted."""
-    from ..tensor import Tensor
-
     be = root.backend
     if seed is None:
         if root.numel() != 1:
@@ -267,8 +275,6 @@ def run_grad(roots: list[Any], seeds: list[Any], inputs: list[Any], *,
 def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
     """Map each requested input to the node slot where its total gradient arrives:
     a leaf by its AccumulateGrad, an interior tensor by its grad_fn and output slot."""
-    from ..tensor import Tensor
-
     captures: dict[Node, dict[int, list[int]]] = {}
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
@@ -311,9 +317,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
             order, state.reach, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
-            from .fusion import fuse_order
-
-            order = fuse_order(order, captures)
+            order = _fusion_pass()(order, captures)
         pending = state.pending
         for (node, nr), seed in zip(root_edges, seed_values):
             buf = pending.get(node)
@@ -489,8 +493,6 @@ def _arr(v: Any) -> Any:
 
 
 def _as_result(g: Any, like: Any, create_graph: bool) -> Any:
-    from ..tensor import Tensor
-
     if g is None:
         return None
     if isinstance(g, Tensor):
@@ -507,16 +509,12 @@ def _as_result(g: Any, like: Any, create_graph: bool) -> Any:
 # hooks
 # ------------------------------------------------------------------------------------------
 def _to_tensor(g: Any, backend: Any) -> Any:
-    from ..tensor import Tensor
-
     if g is None or isinstance(g, Tensor):
         return g
     return Tensor(g if type(g) is backend.array_type else backend.asarray(g), backend)
 
 
 def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
-    from ..tensor import Tensor
-
     if result is None:
         return old
     if not isinstance(result, Tensor):
@@ -674,8 +672,6 @@ def _restore_grads(backup: Any) -> None:
 def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:
     """E8: reduce to the leaf's shape; first write stores (copying anything that may be
     shared), later writes add -- in place, or out of place when create_graph=True."""
-    from ..tensor import Tensor
-
     be = leaf.backend
     shape = leaf._data.shape
     if create_graph or isinstance(g, Tensor):

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import DoubleBackwardUnsupported, GraphFreedError, RetrogradError
 from ..grad_mode import _state as _grad
 from ..grad_mode import no_grad
+from ..tensor import Tensor
 from .node import Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -55,8 +56,6 @@ class FunctionCtx(Node):
 
     # -- ctx API --------------------------------------------------------------------------
     def save_for_backward(self, *tensors: Any) -> None:
-        from ..tensor import Tensor
-
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
@@ -101,8 +100,6 @@ class FunctionCtx(Node):
 
     # -- backward ---------------------------------------------------------------------------
     def _call_backward(self, grads: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
-        from ..tensor import Tensor
-
         fn = self._fn_cls.backward
         result = fn(self, *grads)
         if not isinstance(result, tuple):
@@ -129,8 +126,6 @@ class FunctionCtx(Node):
         return result
 
     def apply(self, grad_outputs: Any) -> tuple[Any, ...]:
-        from ..tensor import Tensor
-
         be = self._backend
         grads = tuple(None if g is None else Tensor(g if type(g) is be.array_type
                                                     else be.asarray(g), be)
@@ -187,8 +182,6 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         from ..ops._core import edge_of
-        from ..tensor import Tensor
-
         tensors = [a for a in args if isinstance(a, Tensor)]
         backend = tensors[0].backend if tensors else None
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import DoubleBackwardUnsupported, VersionMismatch
+from ..tensor import Tensor
 
 __all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair"]
 
@@ -147,8 +148,6 @@ class Node:
 
     def __call__(self, *grad_outputs: Any) -> Any:
         """Call the backward function on tensors (as PyTorch's ``grad_fn(*grads)``)."""
-        from ..tensor import Tensor
-
         arrays = [g._data if isinstance(g, Tensor) else g for g in grad_outputs]
         out = self.apply(arrays)
         backend = next((g.backend for g in grad_outputs if isinstance(g, Tensor)), None)
@@ -258,17 +257,13 @@ class FormulaNode(Node):
         return self.rule(self._backend.ops, grad_outputs[0], self._saved, self._attrs, self._next)
 
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
-        from ..ops.graph_namespace import GRAPH_F
-
         saved = self.unpack_saved()
-        outs = self.rule(GRAPH_F, grad_outputs[0], saved, self._attrs, self._next)
+        outs = self.rule(_graph_ops(), grad_outputs[0], saved, self._attrs, self._next)
         return _with_history(outs, saved, grad_outputs)
 
     def unpack_saved(self) -> tuple[Any, ...]:
         """Saved values as tensors: inputs as the original tensors (so a second derivative
         reaches them), outputs re-wrapped with this node as their grad_fn."""
-        from ..tensor import Tensor
-
         if self._saved is None:
             from ..errors import GraphFreedError
 
@@ -308,6 +303,18 @@ class FormulaNode(Node):
         return tuple(getattr(self._saved[index], "shape", ()))
 
 
+_GRAPH_F: list[Any] = []
+
+
+def _graph_ops() -> Any:
+    """retrograd's differentiable op namespace (imported once, on first double backward)."""
+    if not _GRAPH_F:
+        from ..ops.graph_namespace import GRAPH_F
+
+        _GRAPH_F.append(GRAPH_F)
+    return _GRAPH_F[0]
+
+
 def _zero_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, ...]:
     return tuple(F.zeros_like(s) if n else None for s, n in zip(saved, needs))
 
@@ -316,8 +323,6 @@ def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
     """A gradient that depends on differentiable values only through a zero derivative (a
     ReLU mask, a sign) still gets history, as in PyTorch: its derivative is zero, not
     "does not require grad"."""
-    from ..tensor import Tensor
-
     deps = [t for t in (*saved, *grads) if isinstance(t, Tensor) and t._requires_grad]
     if not deps:
         return outs

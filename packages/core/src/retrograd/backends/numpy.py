@@ -81,6 +81,23 @@ def _linear_forward(x: Any, w: Any, b: Any) -> Any:
     return out + b
 
 
+def _expand(x: Any, shape: tuple[int, ...]) -> Any:
+    if x.shape == shape:
+        return x
+    if x.size == 1:  # the common gradient of a full reduction: fill, skipping broadcast_to
+        out = np.empty(shape, dtype=x.dtype)
+        np.copyto(out, x)
+        return out
+    return np.broadcast_to(x, shape)
+
+
+def _pow(x: Any, p: Any) -> Any:
+    if type(p) is int and p == 3 and type(x) is np.ndarray and x.dtype.kind == "f":
+        out = np.multiply(x, x)  # two multiplies beat the generic power kernel
+        return np.multiply(out, x, out=out)
+    return x**p
+
+
 def _is_view(result: Any, base: Any) -> bool:
     return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
 
@@ -107,6 +124,8 @@ class NumpyBackend(Backend):
                 "tanh_backward": _tanh_backward,
                 "sigmoid_backward": _sigmoid_backward,
                 "is_view": _is_view,
+                "expand": _expand,
+                "pow": _pow,
                 "linear_forward": _linear_forward,
                 "maximum": np.maximum,
                 "minimum": np.minimum,
@@ -114,7 +133,7 @@ class NumpyBackend(Backend):
                 "stack": lambda arrays, dim: np.stack(arrays, axis=dim),
                 "matrix_transpose": lambda x: np.swapaxes(x, -1, -2),
                 "permute": np.transpose,
-                "reshape": np.reshape,
+                "reshape": lambda x, shape: x.reshape(shape),
                 "sum": _sum,
                 "from_numpy": lambda values, dtype: np.asarray(values, dtype=dtype),
                 "item": lambda x: x.item(),
