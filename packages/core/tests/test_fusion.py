@@ -117,3 +117,35 @@ def test_fused_node_checks_versions_and_releases():
     Engine.backward(loss, fuse=True)
     with pytest.raises(rg.GraphFreedError):
         Engine.backward(loss, fuse=True)
+
+
+def test_in_place_activation_gradient_only_when_the_walk_owns_it():
+    """Two fused nodes receive the *same* gradient array from an add: the first must not
+    overwrite it in place (the second still needs it); results equal the unfused walk."""
+    be = rg.get_backend("cpu")
+    calls = []
+    original = be.kernels["relu_backward_"]
+
+    def counting(g, y):
+        calls.append(1)
+        return original(g, y)
+
+    be.override(relu_backward_=counting)
+    try:
+        rng = np.random.default_rng(5)
+        x = rg.tensor(rng.standard_normal((6, 4)), dtype=rg.float64)
+        ws = [rg.tensor(rng.standard_normal((3, 4)), dtype=rg.float64, requires_grad=True)
+              for _ in range(2)]
+        grads = []
+        for fuse in (True, False):
+            h1 = F.relu(F.linear(x, ws[0]))
+            h2 = F.relu(F.linear(x, ws[1]))
+            Engine.backward((h1 + h2).sum(), fuse=fuse)
+            grads.append([w.grad.numpy().copy() for w in ws])
+            for w in ws:
+                w.grad = None
+        for a, b in zip(*grads):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert calls == [1]  # only the second fused node owned the shared array
+    finally:
+        be.override(relu_backward_=original)

@@ -121,7 +121,10 @@ def _claim(node: Node, walk: _Walk) -> None:
 
 
 def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
-    """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack."""
+    """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack.
+
+    Each node met is claimed for ``walk`` (E14); leaf accumulators are shared between
+    graphs and hold no per-walk state, so they are not claimed."""
     order: list[Node] = []
     seen: set[Node] = set()
     acc_type = AccumulateGrad
@@ -131,21 +134,25 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
         seen.add(root)
         if walk is not None and type(root) is not acc_type:
             _claim(root, walk)
-        stack = [(root, iter(root._next))]
-        while stack:
-            node, edges = stack[-1]
-            for edge in edges:
+        nodes = [root]
+        iters = [iter(root._next)]
+        while iters:
+            for edge in iters[-1]:
                 if edge is not None:
                     child = edge[0] if type(edge) is tuple else edge
                     if child not in seen:
                         seen.add(child)
                         if walk is not None and type(child) is not acc_type:
-                            _claim(child, walk)
-                        stack.append((child, iter(child._next)))
+                            other = child._walk
+                            if other is not None and other is not walk and other.live:
+                                _claim(child, walk)  # raises, naming the node
+                            child._walk = walk
+                        nodes.append(child)
+                        iters.append(iter(child._next))
                         break
             else:
-                stack.pop()
-                order.append(node)
+                iters.pop()
+                order.append(nodes.pop())
     order.reverse()
     return order
 
@@ -331,7 +338,11 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                              total=_arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
         try:
-            _run_order(order, state)
+            if captures is None and tracer is None and not create_graph and \
+                    not _anomaly.enabled:
+                _run_plain(order, state)
+            else:
+                _run_order(order, state)
         except Exception as exc:
             failed = state.current
             if failed is not None and not getattr(exc, "_retrograd_noted", False):
@@ -378,6 +389,86 @@ class _WalkState:
         self.run: set[Node] | None = None
         self.reach: set[Node] | None = None
         self.current: Node | None = None
+
+
+def _run_plain(order: list[Node], st: _WalkState) -> None:
+    """``_run_order`` for the common call -- ``backward()`` without captures, tracer, anomaly
+    mode or create_graph -- with those branches taken out of the per-node path."""
+    pending = st.pending
+    retain = st.retain
+    staged = st.staged
+    acc_type = AccumulateGrad
+    node: Any
+    for node in order:
+        buf = pending.pop(node, None)
+        if buf is None:
+            continue
+        st.current = node
+        hooks = node._hooks
+        if hooks is not None:
+            buf = _pre_hooks(node, buf, st.retained, False)
+        if type(node) is acc_type:
+            buf = _leaf_hooks(node.variable, buf, False)
+            if buf[0] is not None:
+                staged[node.variable] = buf[0]
+            if hooks is not None and hooks.post:
+                _post_hooks(node, (), buf, False)
+            continue
+        if node._released:
+            _raise_freed(node)
+        stamps = node._versions
+        if stamps:
+            for k in range(0, len(stamps), 3):
+                if stamps[k].value != stamps[k + 1]:
+                    node._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
+        nexts = node._next
+        formula = type(node)._formula
+        if formula:
+            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, nexts)
+        else:
+            outs = node.apply(buf)
+        if len(outs) != len(nexts):
+            _raise_count(node, outs, nexts)
+        if hooks is not None and hooks.post:
+            outs = _post_hooks(node, outs, buf, False)
+        if not retain:
+            if formula:
+                node._saved = node._sources = None
+                node._versions = ()
+                node._released = True
+            else:
+                node.release_saved()
+        for edge, g in zip(nexts, outs):
+            if edge is None or g is None:
+                continue
+            if type(edge) is tuple:
+                nxt, nr = edge
+            else:
+                nxt, nr = edge, 0
+            b = pending.get(nxt)
+            if b is None:
+                b = pending[nxt] = [None] * nxt._nin
+                b[nr] = g
+            elif b[nr] is None:
+                b[nr] = g
+            else:
+                b[nr] = b[nr] + g
+    st.current = None
+
+
+def _raise_freed(node: Node) -> None:
+    raise GraphFreedError(
+        f"Trying to backward through the graph a second time: {node.name()} was already "
+        "released by an earlier backward (saved tensors freed). Specify retain_graph=True on "
+        "the first backward call if you need to backward twice."
+    )
+
+
+def _raise_count(node: Node, outs: Any, nexts: Any) -> None:
+    raise RetrogradError(
+        f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
+        "(one per input of its forward)"
+    )
 
 
 def _run_order(order: list[Node], st: _WalkState) -> None:

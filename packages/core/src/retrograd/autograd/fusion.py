@@ -12,6 +12,7 @@ the linear output has another consumer, or a node whose gradient a ``grad`` call
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..ops.elementwise import ReluBackward, SigmoidBackward, TanhBackward
@@ -30,7 +31,7 @@ _KERNELS = {
 class FusedLinearActivation(Node):
     """One walk's stand-in for ``act(linear(x, W, b))``'s two backward nodes."""
 
-    __slots__ = ("act", "linear", "kernel", "_backend")
+    __slots__ = ("act", "linear", "kernel", "kernel_in_place", "_backend")
 
     fused = True
 
@@ -39,6 +40,7 @@ class FusedLinearActivation(Node):
         self.act = act
         self.linear = linear
         self.kernel = kernel
+        self.kernel_in_place = type(act).__name__.replace("Backward0", "").lower() + "_backward_"
         self._backend = linear._backend
         self._versions = act._versions + linear._versions
         self._walk = act._walk
@@ -81,9 +83,20 @@ class FusedLinearActivation(Node):
         x, w = lin._saved
         has_bias = lin._attrs[1]
         nexts = lin._next
-        fn = getattr(self._backend.ops, self.kernel)
-        gx, gw, gb = fn(grad_outputs[0], self.act._saved[0], x, w, nexts[0] is not None,
-                        nexts[1] is not None, bool(has_bias and nexts[2] is not None))
+        ops = self._backend.ops
+        need = (nexts[0] is not None, nexts[1] is not None,
+                bool(has_bias and nexts[2] is not None))
+        g = grad_outputs[0]
+        # When nothing but this walk's pending slot holds the incoming gradient (references:
+        # that slot, ``g``, getrefcount's argument), the activation's derivative can be
+        # applied in its buffer: no activation-sized temporary. Backends that have an
+        # in-place variant (``relu_backward_`` ...) opt in; the others get the fused kernel.
+        in_place = getattr(ops, self.kernel_in_place, None)
+        if in_place is not None and sys.getrefcount(g) <= 3:
+            gz = in_place(g, self.act._saved[0])
+            gx, gw, gb = ops.linear_backward(gz, x, w, *need)
+        else:
+            gx, gw, gb = getattr(ops, self.kernel)(g, self.act._saved[0], x, w, *need)
         return (gx, gw, gb) if has_bias else (gx, gw)
 
     def saved_arrays(self) -> list[Any]:

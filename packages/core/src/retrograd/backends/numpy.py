@@ -42,6 +42,35 @@ def _relu_backward(g: Any, y: Any) -> Any:
     return g * (y > 0)
 
 
+def _relu_backward_(g: Any, y: Any) -> Any:
+    """In place into ``g`` (the engine only calls it when it owns ``g``)."""
+    if (type(g) is not np.ndarray or g.shape != y.shape or g.dtype != y.dtype
+            or not g.flags.writeable):
+        return _relu_backward(g, y)
+    np.multiply(g, y > 0, out=g)
+    return g
+
+
+def _tanh_backward_(g: Any, y: Any) -> Any:
+    if (type(g) is not np.ndarray or g.shape != y.shape or g.dtype != y.dtype
+            or not g.flags.writeable):
+        return _tanh_backward(g, y)
+    t = np.multiply(y, y)
+    np.subtract(1.0, t, out=t)
+    np.multiply(g, t, out=g)
+    return g
+
+
+def _sigmoid_backward_(g: Any, y: Any) -> Any:
+    if (type(g) is not np.ndarray or g.shape != y.shape or g.dtype != y.dtype
+            or not g.flags.writeable):
+        return _sigmoid_backward(g, y)
+    t = np.subtract(1.0, y)
+    np.multiply(t, y, out=t)
+    np.multiply(g, t, out=g)
+    return g
+
+
 def _tanh_backward(g: Any, y: Any) -> Any:
     out = y * y
     if type(out) is not np.ndarray:  # 0-d operands give NumPy scalars: no out= buffers
@@ -121,6 +150,9 @@ class NumpyBackend(Backend):
                 "relu": _relu,
                 "sigmoid": _sigmoid,
                 "relu_backward": _relu_backward,
+                "relu_backward_": _relu_backward_,
+                "tanh_backward_": _tanh_backward_,
+                "sigmoid_backward_": _sigmoid_backward_,
                 "tanh_backward": _tanh_backward,
                 "sigmoid_backward": _sigmoid_backward,
                 "is_view": _is_view,
