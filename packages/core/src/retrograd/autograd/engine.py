@@ -453,6 +453,10 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                 b[nr] = g
             else:
                 b[nr] = b[nr] + g
+        # drop this frame's references: a pending slot may then be the sole owner of its
+        # gradient (the fused nodes work in place in it), and a consumed gradient is freed
+        # before the next node allocates
+        outs = g = buf = None
     st.current = None
 
 
