@@ -35,6 +35,7 @@ CASES = [
     ("rdiv_scalar", lambda m, a: 3.0 / a, [(3,)], POS),
     ("pow_scalar", lambda m, a: a ** 3, [(3, 2)], ANY),
     ("pow_frac", lambda m, a: a ** 2.5, [(3,)], POS),
+    ("pow_cube_0d", lambda m, a: a ** 3, [()], ANY),
     ("pow_tensor", lambda m, a, b: a ** b, [(2, 3), (3,)], POS),
     ("rpow", lambda m, a: 2.0 ** a, [(3,)], ANY),
     ("neg", lambda m, a: -a, [(2, 2)], ANY),

@@ -123,6 +123,8 @@ def _expand(x: Any, shape: tuple[int, ...]) -> Any:
 def _pow(x: Any, p: Any) -> Any:
     if type(p) is int and p == 3 and type(x) is np.ndarray and x.dtype.kind == "f":
         out = np.multiply(x, x)  # two multiplies beat the generic power kernel
+        if type(out) is not np.ndarray:  # a 0-d input gives a NumPy scalar
+            return out * x
         return np.multiply(out, x, out=out)
     return x**p
 
