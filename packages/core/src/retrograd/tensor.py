@@ -206,9 +206,8 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    @property
-    def is_floating_point(self) -> Callable[[], bool]:
-        return lambda: self.dtype.is_floating_point
+    def is_floating_point(self) -> builtins.bool:
+        return self.dtype.is_floating_point
 
     @property
     def _version(self) -> int:

@@ -29,7 +29,7 @@ class AccumulateGrad(Node):
     def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         """Accumulate directly (outside the engine): used when a user calls the node."""
         from ..tensor import Tensor
-        from .engine import commit_leaf_grad
+        from .commit import commit_leaf_grad
 
         g = grad_outputs[0]
         if g is not None:

@@ -59,3 +59,22 @@ def forward_stack() -> str:
         and "/retrograd/tensor.py" not in f.filename
     ]
     return "".join(traceback.format_list(frames[-8:]))
+
+
+def check_outputs(node: Any, outs: Any) -> None:
+    """Raise if a node's backward produced NaN or inf, naming the node and its forward site."""
+    from ..errors import RetrogradError
+    from .hooks import arr, backend_of
+
+    for i, g in enumerate(outs):
+        if g is None:
+            continue
+        a = arr(g)
+        be = getattr(node, "_backend", None) or backend_of(a)
+        if be.ops.any_nonfinite(a):
+            kind = "nan" if bool(be.ops.isnan(a).any()) else "inf"
+            where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
+            raise RetrogradError(
+                f"Function '{node.name()}' returned {kind} values in its {i}th output.\n"
+                f"The forward op that created {node.name()} was called at:\n{where}"
+            )

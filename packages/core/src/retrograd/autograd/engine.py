@@ -22,10 +22,13 @@ from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
+from .anomaly import check_outputs
+from .commit import commit
+from .hooks import arr, leaf_hooks, post_hooks, pre_hooks
 from .node import Node, edge_node
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
-           "commit_leaf_grad"]
+           "topo_order"]
 
 
 _gc_lock = threading.Lock()
@@ -55,7 +58,6 @@ class _TracerState(threading.local):
 
 
 _tracer_state = _TracerState()
-_commit_lock = threading.Lock()
 
 
 def set_tracer(tracer: Any) -> None:
@@ -334,8 +336,8 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
         if tracer is not None:
             tracer.event("begin", roots=roots, order=list(order))
             for (node, nr), seed in zip(root_edges, seed_values):
-                tracer.event("arrive", node=node, slot=nr, value=_arr(seed),
-                             total=_arr(pending[node][nr]), source=None)
+                tracer.event("arrive", node=node, slot=nr, value=arr(seed),
+                             total=arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
         try:
             if captures is None and tracer is None and not create_graph and \
@@ -354,7 +356,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
             raise
         _grad.enabled = prev_grad_mode
         if accumulate:
-            _commit(state.staged, state.retained, seed_values, create_graph, tracer)
+            commit(state.staged, state.retained, seed_values, create_graph, tracer)
         ok = True
         if not accumulate:
             return [_as_result(g, inputs[i], create_graph)  # type: ignore[index]
@@ -406,13 +408,13 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
         st.current = node
         hooks = node._hooks
         if hooks is not None:
-            buf = _pre_hooks(node, buf, st.retained, False)
+            buf = pre_hooks(node, buf, st.retained, False)
         if type(node) is acc_type:
-            buf = _leaf_hooks(node.variable, buf, False)
+            buf = leaf_hooks(node.variable, buf, False)
             if buf[0] is not None:
                 staged[node.variable] = buf[0]
             if hooks is not None and hooks.post:
-                _post_hooks(node, (), buf, False)
+                post_hooks(node, (), buf, False)
             continue
         if node._released:
             _raise_freed(node)
@@ -430,7 +432,7 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
         if len(outs) != len(nexts):
             _raise_count(node, outs, nexts)
         if hooks is not None and hooks.post:
-            outs = _post_hooks(node, outs, buf, False)
+            outs = post_hooks(node, outs, buf, False)
         if not retain:
             if formula:
                 node._saved = node._sources = None
@@ -494,12 +496,12 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             continue
         st.current = node
         if node._hooks is not None:
-            buf = _pre_hooks(node, buf, st.retained, create_graph)
+            buf = pre_hooks(node, buf, st.retained, create_graph)
         if tracer is not None:
-            tracer.event("ready", node=node, grads=[_arr(g) for g in buf])
+            tracer.event("ready", node=node, grads=[arr(g) for g in buf])
         if captures is not None and node in captures:
             if type(node) is acc_type:
-                buf = _leaf_hooks(node.variable, buf, create_graph)
+                buf = leaf_hooks(node.variable, buf, create_graph)
             for slot, idxs in captures[node].items():
                 for i in idxs:
                     st.captured[i] = buf[slot]
@@ -512,11 +514,11 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 continue
         if type(node) is acc_type:
             if captures is None:
-                buf = _leaf_hooks(node.variable, buf, create_graph)
+                buf = leaf_hooks(node.variable, buf, create_graph)
                 if buf[0] is not None:
                     staged[node.variable] = buf[0]
                 if node._hooks is not None and node._hooks.post:
-                    _post_hooks(node, (), buf, create_graph)
+                    post_hooks(node, (), buf, create_graph)
             continue
         if node._released:
             raise GraphFreedError(
@@ -548,11 +550,11 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 "(one per input of its forward)"
             )
         if node._hooks is not None and node._hooks.post:
-            outs = _post_hooks(node, outs, buf, create_graph)
+            outs = post_hooks(node, outs, buf, create_graph)
         if anomaly:
-            _check_anomaly(node, outs)
+            check_outputs(node, outs)
         if tracer is not None:
-            tracer.event("run", node=node, outputs=[_arr(o) for o in outs])
+            tracer.event("run", node=node, outputs=[arr(o) for o in outs])
         if not retain:
             if formula:
                 node._saved = node._sources = None
@@ -578,13 +580,9 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             else:
                 b[nr] = b[nr] + g
             if tracer is not None:
-                tracer.event("arrive", node=nxt, slot=nr, value=_arr(g), total=_arr(b[nr]),
+                tracer.event("arrive", node=nxt, slot=nr, value=arr(g), total=arr(b[nr]),
                              source=node)
     st.current = None
-
-
-def _arr(v: Any) -> Any:
-    return getattr(v, "_data", v)
 
 
 def _as_result(g: Any, like: Any, create_graph: bool) -> Any:
@@ -598,216 +596,3 @@ def _as_result(g: Any, like: Any, create_graph: bool) -> Any:
     if g.dtype != like._data.dtype:
         g = be.ops.astype(g, like._data.dtype)
     return Tensor(g, be)
-
-
-# ------------------------------------------------------------------------------------------
-# hooks
-# ------------------------------------------------------------------------------------------
-def _to_tensor(g: Any, backend: Any) -> Any:
-    if g is None or isinstance(g, Tensor):
-        return g
-    return Tensor(g if type(g) is backend.array_type else backend.asarray(g), backend)
-
-
-def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
-    if result is None:
-        return old
-    if not isinstance(result, Tensor):
-        raise TypeError(f"{what} must return a Tensor or None, got {type(result).__name__}")
-    old_shape = tuple(getattr(old, "shape", ()))
-    if old is not None and result.shape != old_shape:
-        raise ValueError(
-            f"{what} returned a gradient of shape {result.shape}, expected {old_shape}"
-        )
-    old_dtype = getattr(old, "dtype", None)
-    if old_dtype is not None and result._data.dtype != _arr(old).dtype:
-        raise TypeError(
-            f"{what} returned a gradient of dtype {result.dtype}, expected "
-            f"{result.backend.dtype_of(_arr(old))}"
-        )
-    return result if create_graph else result._data
-
-
-def _tensor_hook_chain(hooks: dict[int, Any], g: Any, backend: Any, what: str,
-                       create_graph: bool) -> Any:
-    for fn in list(hooks.values()):
-        g = _from_hook(fn(_to_tensor(g, backend)), g, what, create_graph)
-    return g
-
-
-def _pre_hooks(node: Node, buf: list[Any], retained: list[Any], create_graph: bool) -> list[Any]:
-    hooks = node._hooks
-    assert hooks is not None
-    backend = getattr(node, "_backend", None)
-    if hooks.tensor_pre:
-        for slot, table in hooks.tensor_pre.items():
-            if table and buf[slot] is not None:
-                be = backend or _backend_of(buf[slot])
-                buf[slot] = _tensor_hook_chain(table, buf[slot], be,
-                                               f"hook on the output {slot} of {node.name()}",
-                                               create_graph)
-    if hooks.retain:
-        for slot, ref in hooks.retain.items():
-            t = ref()
-            if t is not None and buf[slot] is not None:
-                retained.append((t, buf[slot]))
-    if hooks.pre:
-        be = backend or _backend_of(next(g for g in buf if g is not None))
-        for fn in list(hooks.pre.values()):
-            res = fn(tuple(_to_tensor(g, be) for g in buf))
-            if res is not None:
-                res = list(res)
-                if len(res) != len(buf):
-                    raise RetrogradError(
-                        f"prehook of {node.name()} returned {len(res)} gradients, expected "
-                        f"{len(buf)}"
-                    )
-                buf = [_from_hook(r, o, f"prehook of {node.name()}", create_graph)
-                       for r, o in zip(res, buf)]
-    return buf
-
-
-def _post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any:
-    hooks = node._hooks
-    assert hooks is not None
-    be = getattr(node, "_backend", None) or _backend_of(
-        next((g for g in buf if g is not None), None))
-    for fn in list(hooks.post.values()):
-        res = fn(tuple(_to_tensor(g, be) for g in outs), tuple(_to_tensor(g, be) for g in buf))
-        if res is not None:
-            res = list(res)
-            if len(res) != len(outs):
-                raise RetrogradError(
-                    f"hook of {node.name()} returned {len(res)} gradients, expected {len(outs)}"
-                )
-            outs = [_from_hook(r, o, f"hook of {node.name()}", create_graph) if r is not None
-                    else None for r, o in zip(res, outs)]
-    return outs
-
-
-def _leaf_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> list[Any]:
-    ex = leaf._extra
-    if ex is None or not ex.hooks or buf[0] is None:
-        return buf
-    return [_tensor_hook_chain(ex.hooks, buf[0], leaf.backend,
-                               f"hook on the leaf of shape {leaf.shape}", create_graph)]
-
-
-def _backend_of(arr: Any) -> Any:
-    from ..backends.registry import _registered, get_backend
-
-    if hasattr(arr, "backend"):
-        return arr.backend
-    for be in list(_registered.values()) or [get_backend("cpu")]:
-        if isinstance(arr, be.array_type):
-            return be
-    return get_backend("cpu")
-
-
-def _check_anomaly(node: Node, outs: Any) -> None:
-    for i, g in enumerate(outs):
-        if g is None:
-            continue
-        arr = _arr(g)
-        be = getattr(node, "_backend", None) or _backend_of(arr)
-        if be.ops.any_nonfinite(arr):
-            kind = "nan" if bool(be.ops.isnan(arr).any()) else "inf"
-            where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
-            raise RetrogradError(
-                f"Function '{node.name()}' returned {kind} values in its {i}th output.\n"
-                f"The forward op that created {node.name()} was called at:\n{where}"
-            )
-
-
-# ------------------------------------------------------------------------------------------
-# commit (E13): nothing is written until the whole walk has succeeded
-# ------------------------------------------------------------------------------------------
-def _commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
-            create_graph: bool, tracer: Any) -> None:
-    shared = {id(s) for s in seeds if s is not None}
-    shared.update(id(g) for _t, g in retained)
-    hooked = [leaf for leaf in staged
-              if leaf._extra is not None and leaf._extra.post_hooks]
-    backup = _backup_grads(list(staged) + [t for t, _ in retained]) if hooked else None
-    with _commit_lock:
-        for leaf, g in staged.items():
-            if g is None:
-                continue
-            commit_leaf_grad(leaf, g, create_graph, shared)
-            if tracer is not None:
-                tracer.event("grad_written", tensor=leaf, value=leaf._grad._data)
-        for t, g in retained:
-            commit_leaf_grad(t, g, create_graph, None)
-            if tracer is not None:
-                tracer.event("grad_written", tensor=t, value=t._grad._data)
-    try:
-        for leaf in hooked:
-            for fn in list(leaf._extra.post_hooks.values()):
-                fn(leaf)
-    except BaseException:
-        _restore_grads(backup)  # E13 read strictly: a failing hook undoes the whole commit
-        raise
-
-
-def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:
-    out = []
-    for t in tensors:
-        g = t._grad
-        out.append((t, g, None if g is None else g.backend.ops.copy(g._data)))
-    return out
-
-
-def _restore_grads(backup: Any) -> None:
-    for t, g, data in reversed(backup):
-        t._grad = g
-        if g is not None:
-            g.backend.ops.assign_(g._data, data)
-
-
-def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:
-    """E8: reduce to the leaf's shape; first write stores (copying anything that may be
-    shared), later writes add -- in place, or out of place when create_graph=True."""
-    be = leaf.backend
-    shape = leaf._data.shape
-    if create_graph or isinstance(g, Tensor):
-        gt = g if isinstance(g, Tensor) else Tensor(g, be)
-        if gt.shape != tuple(shape):
-            from ..ops.shape import sum_to
-
-            gt = sum_to(gt, tuple(shape))
-        cur = leaf._grad
-        if cur is None:
-            if shared is None or id(gt) in shared:
-                from ..ops.conversion import clone
-
-                gt = clone(gt)
-            leaf._grad = gt
-            if shared is not None:
-                shared.add(id(gt))
-        else:
-            leaf._grad = cur + gt
-        return
-    if g.shape != shape:
-        try:
-            g = be.ops.reduce_to(g, tuple(shape))
-        except ValueError:
-            raise RetrogradError(
-                f"gradient of shape {tuple(g.shape)} cannot be reduced to the shape {tuple(shape)} "
-                "of the tensor it accumulates into"
-            ) from None
-    if type(g) is not be.array_type:
-        g = be.asarray(g)
-    cur = leaf._grad
-    if cur is None:
-        if g.dtype != leaf._data.dtype:
-            g = be.ops.astype(g, leaf._data.dtype)
-        elif shared is None or id(g) in shared or be.ops.may_alias(g):
-            g = be.ops.copy(g)
-        leaf._grad = Tensor(g, be)
-        if shared is not None:
-            shared.add(id(g))
-    elif cur._requires_grad or cur.grad_fn is not None:
-        leaf._grad = Tensor(be.ops.add(cur._data, g), be)
-    else:
-        be.ops.accumulate_(cur._data, g)
-        cur._counter().value += 1

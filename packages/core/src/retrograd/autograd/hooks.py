@@ -1,0 +1,123 @@
+"""Running hooks inside a walk (E10, PyTorch semantics).
+
+Tensor hooks see a slot's complete gradient before the node runs, and a returned tensor
+replaces it downstream and in ``.grad``; node prehooks see ``grad_outputs``, node hooks
+``(grad_inputs, grad_outputs)``. In the raw walk gradients are arrays: hooks get tensors
+wrapped around them and their results are unwrapped and checked (shape, dtype, type).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import RetrogradError
+from ..tensor import Tensor
+from .node import Node
+
+__all__ = ["pre_hooks", "post_hooks", "leaf_hooks", "backend_of", "arr"]
+
+
+def arr(v: Any) -> Any:
+    """The raw array of a gradient (a tensor under create_graph)."""
+    return getattr(v, "_data", v)
+
+
+def _to_tensor(g: Any, backend: Any) -> Any:
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor(g if type(g) is backend.array_type else backend.asarray(g), backend)
+
+
+def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
+    if result is None:
+        return old
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{what} must return a Tensor or None, got {type(result).__name__}")
+    old_shape = tuple(getattr(old, "shape", ()))
+    if old is not None and result.shape != old_shape:
+        raise ValueError(
+            f"{what} returned a gradient of shape {result.shape}, expected {old_shape}"
+        )
+    old_dtype = getattr(old, "dtype", None)
+    if old_dtype is not None and result._data.dtype != arr(old).dtype:
+        raise TypeError(
+            f"{what} returned a gradient of dtype {result.dtype}, expected "
+            f"{result.backend.dtype_of(arr(old))}"
+        )
+    return result if create_graph else result._data
+
+
+def _tensor_hook_chain(hooks: dict[int, Any], g: Any, backend: Any, what: str,
+                       create_graph: bool) -> Any:
+    for fn in list(hooks.values()):
+        g = _from_hook(fn(_to_tensor(g, backend)), g, what, create_graph)
+    return g
+
+
+def pre_hooks(node: Node, buf: list[Any], retained: list[Any], create_graph: bool) -> list[Any]:
+    hooks = node._hooks
+    assert hooks is not None
+    backend = getattr(node, "_backend", None)
+    if hooks.tensor_pre:
+        for slot, table in hooks.tensor_pre.items():
+            if table and buf[slot] is not None:
+                be = backend or backend_of(buf[slot])
+                buf[slot] = _tensor_hook_chain(table, buf[slot], be,
+                                               f"hook on the output {slot} of {node.name()}",
+                                               create_graph)
+    if hooks.retain:
+        for slot, ref in hooks.retain.items():
+            t = ref()
+            if t is not None and buf[slot] is not None:
+                retained.append((t, buf[slot]))
+    if hooks.pre:
+        be = backend or backend_of(next(g for g in buf if g is not None))
+        for fn in list(hooks.pre.values()):
+            res = fn(tuple(_to_tensor(g, be) for g in buf))
+            if res is not None:
+                res = list(res)
+                if len(res) != len(buf):
+                    raise RetrogradError(
+                        f"prehook of {node.name()} returned {len(res)} gradients, expected "
+                        f"{len(buf)}"
+                    )
+                buf = [_from_hook(r, o, f"prehook of {node.name()}", create_graph)
+                       for r, o in zip(res, buf)]
+    return buf
+
+
+def post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any:
+    hooks = node._hooks
+    assert hooks is not None
+    be = getattr(node, "_backend", None) or backend_of(
+        next((g for g in buf if g is not None), None))
+    for fn in list(hooks.post.values()):
+        res = fn(tuple(_to_tensor(g, be) for g in outs), tuple(_to_tensor(g, be) for g in buf))
+        if res is not None:
+            res = list(res)
+            if len(res) != len(outs):
+                raise RetrogradError(
+                    f"hook of {node.name()} returned {len(res)} gradients, expected {len(outs)}"
+                )
+            outs = [_from_hook(r, o, f"hook of {node.name()}", create_graph) if r is not None
+                    else None for r, o in zip(res, outs)]
+    return outs
+
+
+def leaf_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> list[Any]:
+    ex = leaf._extra
+    if ex is None or not ex.hooks or buf[0] is None:
+        return buf
+    return [_tensor_hook_chain(ex.hooks, buf[0], leaf.backend,
+                               f"hook on the leaf of shape {leaf.shape}", create_graph)]
+
+
+def backend_of(a: Any) -> Any:
+    from ..backends.registry import _registered, get_backend
+
+    if hasattr(a, "backend"):
+        return a.backend
+    for be in list(_registered.values()) or [get_backend("cpu")]:
+        if isinstance(a, be.array_type):
+            return be
+    return get_backend("cpu")
