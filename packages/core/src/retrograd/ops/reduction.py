@@ -19,7 +19,9 @@ def _keep_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
 
 def _expand_back(F: Any, g: Any, attrs: Any) -> Any:
     xshape, kshape = attrs[0], attrs[1]
-    return F.expand(F.reshape(g, kshape), xshape)
+    if len(g.shape) and tuple(g.shape) != kshape:  # reduced dims were dropped: put them back
+        g = F.reshape(g, kshape)
+    return F.expand(g, xshape)  # a 0-d or keepdim gradient broadcasts as it is
 
 
 def _sum_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
