@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._version import VersionCounter
-from .dtypes import Device, DType, as_device, as_dtype
+from .dtypes import Device, DType, as_dtype
 from .errors import RetrogradError
 
 __all__ = ["Tensor"]
@@ -508,12 +508,6 @@ class Tensor:
 
             out._grad = copy.deepcopy(self._grad, memo)
         return out
-
-
-def _as_device_arg(value: Any) -> Device | None:
-    if value is None:
-        return None
-    return as_device(value)
 
 
 def _rebuild(cls: Any, host: Any, device: str, requires_grad: bool, backend_name: str) -> Tensor:

@@ -37,7 +37,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
 class FunctionCtx(Node):
     """The backward node of one ``Function.apply`` call; also the ``ctx`` its methods get."""
 
-    __slots__ = ("_fn_cls", "_saved_tensors", "_saved_versions", "_nin", "needs_input_grad",
+    __slots__ = ("_fn_cls", "_saved_tensors", "_nin", "needs_input_grad",
                  "_input_shapes", "_backend", "_dirty", "_non_diff", "_attrs", "__dict__")
 
     def __init__(self, fn_cls: Any, next_edges: tuple[Any, ...], needs: tuple[bool, ...],
@@ -45,7 +45,6 @@ class FunctionCtx(Node):
         Node.__init__(self, next_edges)
         self._fn_cls = fn_cls
         self._saved_tensors: tuple[Any, ...] | None = ()
-        self._saved_versions: tuple[Any, ...] = ()
         self._nin = 1
         self.needs_input_grad = needs
         self._input_shapes = shapes

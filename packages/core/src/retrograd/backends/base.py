@@ -8,7 +8,7 @@ Every op reaches its arrays through ``tensor.backend``; nothing in ``retrograd.o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -100,6 +100,3 @@ class Backend:
     def __repr__(self) -> str:
         return f"<retrograd backend {self.name!r}>"
 
-
-def iter_kernel_names(backend: Backend) -> Iterator[str]:
-    yield from sorted(backend.kernels)

@@ -13,7 +13,6 @@ Two kinds live here:
 from __future__ import annotations
 
 import functools
-import math
 import operator
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -344,8 +343,6 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "assign_": assign_,
         "may_alias": may_alias,
         "is_view": is_view,
-        "isfinite_all": lambda x: bool(xp.all(xp.isfinite(x))),
-        "pi": lambda: math.pi,
     }
     bind_composites(table, SimpleNamespace(**table))
     return table

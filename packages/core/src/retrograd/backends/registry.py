@@ -21,7 +21,6 @@ ENTRY_POINT_GROUP = "retrograd.backends"
 _lock = threading.Lock()
 _registered: dict[str, Backend] = {}
 _entry_points: dict[str, Any] | None = None
-_load_errors: dict[str, str] = {}
 
 
 def _discover() -> dict[str, Any]:
@@ -77,7 +76,6 @@ def get_backend(name: str) -> Backend:
         try:
             obj = ep.load()
         except Exception as exc:  # a broken vendor package must not break retrograd
-            _load_errors[name] = f"{type(exc).__name__}: {exc}"
             raise RuntimeError(
                 f"backend {name!r} (entry point {ep.value}) failed to load: {exc}"
             ) from exc

@@ -11,17 +11,11 @@ from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
 from ..errors import RetrogradError
-from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 
-__all__ = ["record", "edge_of", "grad_on", "binary_operands", "check_device", "raw", "wrap",
-           "Scalar"]
+__all__ = ["record", "edge_of", "binary_operands", "check_device", "Scalar"]
 
 Scalar = (int, float)
-
-
-def grad_on() -> bool:
-    return _grad.enabled
 
 
 def edge_of(t: Tensor | None) -> Any:
@@ -97,16 +91,6 @@ def check_device(op: str, a: Tensor, b: Tensor) -> None:
             f"{op}: expected all tensors to be on the same device, but found at least two "
             f"devices, {a.device} and {b.device}"
         )
-
-
-def raw(x: Any, backend: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else x
-
-
-def wrap(data: Any, backend: Any) -> Tensor:
-    if type(data) is not backend.array_type:
-        data = backend.asarray(data)
-    return Tensor(data, backend)
 
 
 def binary_operands(op: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
