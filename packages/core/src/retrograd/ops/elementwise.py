@@ -23,7 +23,10 @@ __all__ = [
 
 def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
     """A broadcasting binary op. ``save``: None (the rule needs no values), "cross" (each
-    input's gradient needs only the *other* input, as for mul) or "both"."""
+    input's gradient needs only the *other* input, as for mul) or "both".
+
+    The operand checks are ``_core.binary_operands`` written inline: this is the hottest op
+    path, and the call measured 3-5% of a small ``x * 1.0001``."""
     if isinstance(a, Tensor):
         ta = a
         ad = a._data
