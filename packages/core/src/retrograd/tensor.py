@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._version import VersionCounter
+from ._version import VersionCounter, new_counter, version_of
 from .dtypes import Device, DType, as_dtype
 from .errors import RetrogradError
 
@@ -162,7 +162,7 @@ class Tensor:
     def _counter(self) -> VersionCounter:
         vc = self._vc
         if vc is None:
-            vc = self._vc = VersionCounter()
+            vc = self._vc = new_counter()
         return vc
 
     # -- metadata -------------------------------------------------------------------------
@@ -211,7 +211,7 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return 0 if self._vc is None else self._vc.value
+        return 0 if self._vc is None else version_of(self._vc)
 
     @property
     def output_nr(self) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from .._version import bump
 from ..errors import RetrogradError
 from ..tensor import Tensor
 
@@ -108,4 +109,4 @@ def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | N
         leaf._grad = Tensor(be.ops.add(cur._data, g), be)
     else:
         be.ops.accumulate_(cur._data, g)
-        cur._counter().value += 1
+        bump(cur._counter())

@@ -25,7 +25,7 @@ from .anomaly import _state as _anomaly
 from .anomaly import check_outputs
 from .commit import commit
 from .hooks import arr, leaf_hooks, post_hooks, pre_hooks
-from .node import Node, edge_node
+from .node import FIRST_ONLY, Node, edge_node, next_entries
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
            "topo_order"]
@@ -137,7 +137,8 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
         if walk is not None and type(root) is not acc_type:
             _claim(root, walk)
         nodes = [root]
-        iters = [iter(root._next)]
+        nx = root._next
+        iters = [iter(nx if type(nx) is tuple else (nx,))]
         while iters:
             for edge in iters[-1]:
                 if edge is not None:
@@ -150,7 +151,8 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
                                 _claim(child, walk)  # raises, naming the node
                             child._walk = walk
                         nodes.append(child)
-                        iters.append(iter(child._next))
+                        nx = child._next  # bare: one node (autograd.node.next_entries)
+                        iters.append(iter(nx if type(nx) is tuple else (nx,)))
                         break
             else:
                 iters.pop()
@@ -164,7 +166,7 @@ def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node]
     reach: set[Node] = set()
     run: set[Node] = set()
     for node in reversed(order):  # children before parents
-        for edge in node._next:
+        for edge in next_entries(node):
             if edge is not None and (edge[0] if type(edge) is tuple else edge) in reach:
                 run.add(node)
                 reach.add(node)
@@ -421,15 +423,17 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
         stamps = node._versions
         if stamps:
             for k in range(0, len(stamps), 3):
-                if stamps[k].value != stamps[k + 1]:
-                    node._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
+                if stamps[k] != stamps[k + 1]:
+                    node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
         nexts = node._next
+        bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
         formula = type(node)._formula
         if formula:
-            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, nexts)
+            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                             FIRST_ONLY if bare else nexts)
         else:
             outs = node.apply(buf)
-        if len(outs) != len(nexts):
+        if not bare and len(outs) != len(nexts):
             _raise_count(node, outs, nexts)
         if hooks is not None and hooks.post:
             outs = post_hooks(node, outs, buf, False)
@@ -440,21 +444,33 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                 node._released = True
             else:
                 node.release_saved()
-        for edge, g in zip(nexts, outs):
-            if edge is None or g is None:
-                continue
-            if type(edge) is tuple:
-                nxt, nr = edge
-            else:
-                nxt, nr = edge, 0
-            b = pending.get(nxt)
-            if b is None:
-                b = pending[nxt] = [None] * nxt._nin
-                b[nr] = g
-            elif b[nr] is None:
-                b[nr] = g
-            else:
-                b[nr] = b[nr] + g
+        if bare:
+            g = outs[0]
+            if g is not None:
+                b = pending.get(nexts)
+                if b is None:
+                    b = pending[nexts] = [None] * nexts._nin
+                    b[0] = g
+                elif b[0] is None:
+                    b[0] = g
+                else:
+                    b[0] = b[0] + g
+        else:
+            for edge, g in zip(nexts, outs):
+                if edge is None or g is None:
+                    continue
+                if type(edge) is tuple:
+                    nxt, nr = edge
+                else:
+                    nxt, nr = edge, 0
+                b = pending.get(nxt)
+                if b is None:
+                    b = pending[nxt] = [None] * nxt._nin
+                    b[nr] = g
+                elif b[nr] is None:
+                    b[nr] = g
+                else:
+                    b[nr] = b[nr] + g
         # drop this frame's references: a pending slot may then be the sole owner of its
         # gradient (the fused nodes work in place in it), and a consumed gradient is freed
         # before the next node allocates
@@ -526,12 +542,12 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 "already released by an earlier backward (saved tensors freed). Specify "
                 "retain_graph=True on the first backward call if you need to backward twice."
             )
-        stamps = node._versions  # flat: (counter, version, saved index) * k
+        stamps = node._versions  # flat: (counter, snapshot, saved index) * k
         if stamps:
             for k in range(0, len(stamps), 3):
-                if stamps[k].value != stamps[k + 1]:
-                    node._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
-        nexts = node._next
+                if stamps[k] != stamps[k + 1]:
+                    node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
+        nexts = next_entries(node)
         formula = type(node)._formula
         if create_graph:
             outs = node.apply_for_graph(buf)

@@ -65,7 +65,7 @@ class FunctionCtx(Node):
         flat: list[Any] = []
         for i, t in enumerate(tensors):
             if t is not None:
-                flat += (t._counter(), t._counter().value, i)
+                flat += (t._counter(), bytes(t._counter()), i)
         self._versions = tuple(flat)
 
     @property

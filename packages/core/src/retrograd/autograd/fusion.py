@@ -17,7 +17,7 @@ from typing import Any
 
 from ..ops.elementwise import ReluBackward, SigmoidBackward, TanhBackward
 from ..ops.linalg import LinearBackward
-from .node import Node, edge_node
+from .node import Node, edge_node, next_entries
 
 __all__ = ["fuse_order", "FusedLinearActivation"]
 
@@ -36,7 +36,7 @@ class FusedLinearActivation(Node):
     fused = True
 
     def __init__(self, act: Any, linear: Any, kernel: str) -> None:
-        Node.__init__(self, linear._next)
+        Node.__init__(self, next_entries(linear))
         self.act = act
         self.linear = linear
         self.kernel = kernel
@@ -82,7 +82,7 @@ class FusedLinearActivation(Node):
         lin = self.linear
         x, w = lin._saved
         has_bias = lin._attrs[1]
-        nexts = lin._next
+        nexts = next_entries(lin)
         ops = self._backend.ops
         need = (nexts[0] is not None, nexts[1] is not None,
                 bool(has_bias and nexts[2] is not None))
@@ -113,7 +113,7 @@ def fuse_order(order: list[Node], captures: Any) -> list[Node]:
         kernel = _KERNELS.get(type(node))  # type: ignore[arg-type]
         if kernel is None or node._hooks is not None:
             continue
-        edge = node._next[0]
+        edge = next_entries(node)[0]
         if edge is None or type(edge) is tuple:  # a linear output is slot 0 of its node
             continue
         lin = edge
@@ -128,7 +128,7 @@ def fuse_order(order: list[Node], captures: Any) -> list[Node]:
         return order
     consumers = dict.fromkeys(candidates, 0)
     for node in order:
-        for edge in node._next:
+        for edge in next_entries(node):
             if edge is not None:
                 target = edge_node(edge)
                 if target in consumers:

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from ..errors import DoubleBackwardUnsupported, VersionMismatch
 from ..tensor import Tensor
 
-__all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair"]
+__all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair",
+           "next_entries", "FIRST_ONLY"]
 
 _hook_ids = itertools.count()
 
@@ -29,6 +30,25 @@ def edge_node(edge: Any) -> Any:
     object fewer per edge for the garbage collector to scan. ``next_edges`` shows them all
     as ``Edge(node, input_nr)``."""
     return edge[0] if type(edge) is tuple else edge
+
+
+# The ``needs`` a rule gets for a node whose ``_next`` is bare (see ``next_entries``): input 0
+# needs a gradient, the others (at most two more) do not.
+FIRST_ONLY: tuple[Any, ...] = (True, None, None)
+
+
+def next_entries(node: Any) -> tuple[Any, ...]:
+    """``node._next`` as one entry per forward input.
+
+    A formula node whose only edge goes to slot 0 of input 0 -- ``tanh(x)``, ``x * 2.0`` --
+    stores that destination node *as* ``_next``, not in a 1-tuple (the other inputs, if its
+    class has a fixed ``_arity``, are Python scalars with no edge): a tuple holding a node is
+    one more object the cyclic garbage collector scans for as long as the graph lives. The
+    walk handles the bare form inline; everything else reads the entries here."""
+    nx = node._next
+    if type(nx) is tuple:
+        return nx
+    return (nx,) + (None,) * (type(node)._arity - 1 if type(node)._arity > 1 else 0)
 
 
 def edge_pair(edge: Any) -> tuple[Any, int]:
@@ -100,6 +120,7 @@ class Node:
     __slots__ = ("_next", "_versions", "_released", "_walk", "_hooks", "_meta", "__weakref__")
 
     _nin = 1  # number of gradient inputs (= forward outputs)
+    _arity = 0  # number of forward inputs when fixed (binary ops: 2); 0 when it varies
     _formula = False  # True for FormulaNode: the engine calls its rule directly
     fused = False
 
@@ -120,11 +141,11 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple(tuple(edge_pair(e)) for e in self._next)  # type: ignore[misc]
+        return tuple(tuple(edge_pair(e)) for e in next_entries(self))  # type: ignore[misc]
 
     @property
     def next_edges(self) -> tuple[Edge, ...]:
-        return tuple(Edge(*edge_pair(e)) for e in self._next)
+        return tuple(Edge(*edge_pair(e)) for e in next_entries(self))
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -170,14 +191,17 @@ class Node:
 
     def validate_versions(self) -> None:
         """E7: every saved tensor must still be at the version stamped when it was saved.
-        ``_versions`` is flat -- (counter, version, saved index) repeated -- so that a node
+        ``_versions`` is flat -- (counter, snapshot, saved index) repeated -- so that a node
         holds one small tuple rather than one per saved tensor."""
         stamps = self._versions
         for k in range(0, len(stamps), 3):
-            if stamps[k].value != stamps[k + 1]:
-                self._raise_version_mismatch(stamps[k + 2], stamps[k].value, stamps[k + 1])
+            if stamps[k] != stamps[k + 1]:
+                self._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
 
-    def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
+    def _raise_version_mismatch(self, index: int, counter: Any, stamp: Any) -> None:
+        from .._version import version_of
+
+        now, saved = version_of(counter), version_of(stamp)
         shape = self._saved_shape(index)
         raise VersionMismatch(
             f"one of the variables needed for gradient computation has been modified by an "
@@ -254,11 +278,12 @@ class FormulaNode(Node):
         self._attrs = attrs
 
     def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
-        return self.rule(self._backend.ops, grad_outputs[0], self._saved, self._attrs, self._next)
+        return self.rule(self._backend.ops, grad_outputs[0], self._saved, self._attrs,
+                         next_entries(self))
 
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         saved = self.unpack_saved()
-        outs = self.rule(_graph_ops(), grad_outputs[0], saved, self._attrs, self._next)
+        outs = self.rule(_graph_ops(), grad_outputs[0], saved, self._attrs, next_entries(self))
         return _with_history(outs, saved, grad_outputs)
 
     def unpack_saved(self) -> tuple[Any, ...]:
@@ -344,14 +369,17 @@ def _counter_for(node: FormulaNode, arr: Any) -> Any:
     for k in range(0, len(stamps), 3):
         if saved[stamps[k + 2]] is arr:
             return stamps[k]
-    from .._version import VersionCounter
+    from .._version import new_counter
 
-    return VersionCounter()
+    return new_counter()
 
 
-def formula_node(name: str, rule: Callable[..., tuple[Any, ...]]) -> type[FormulaNode]:
-    """Make the node class of one op: ``formula_node("MulBackward", mul_rule)``."""
-    return type(name, (FormulaNode,), {"__slots__": (), "rule": staticmethod(rule)})
+def formula_node(name: str, rule: Callable[..., tuple[Any, ...]],
+                 arity: int = 0) -> type[FormulaNode]:
+    """Make the node class of one op: ``formula_node("MulBackward", mul_rule, arity=2)``.
+    ``arity``: the number of forward inputs when the op always has that many (0: varies)."""
+    return type(name, (FormulaNode,),
+                {"__slots__": (), "rule": staticmethod(rule), "_arity": arity})
 
 
 ZeroDerivativeBackward = formula_node("ZeroDerivativeBackward", _zero_rule)

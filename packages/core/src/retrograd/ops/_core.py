@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._version import VersionCounter
+from .._version import FRESH, new_counter, rebased_of
 from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
@@ -33,7 +33,7 @@ def edge_of(t: Tensor | None) -> Any:
 
 def _check_view_fresh(t: Tensor) -> None:
     vc = t._vc
-    if vc is not None and getattr(vc, "rebased", 0) != t._extra.view_epoch:  # type: ignore[union-attr]
+    if vc is not None and rebased_of(vc) != t._extra.view_epoch:  # type: ignore[union-attr]
         raise RetrogradError(
             f"a view of shape {t.shape} was used after its base was modified in place by a "
             "recorded operation; its autograd history is stale. retrograd does not rebase "
@@ -57,8 +57,18 @@ def record(
     for a constant.
     """
     stamps: tuple[Any, ...] = _stamp(out, sources) if sources else ()
-    node = cls(out.backend, (edge_of(inputs[0]),) if len(inputs) == 1 else
-               tuple(map(edge_of, inputs)), saved, sources, stamps, attrs)
+    n = len(inputs)
+    if n == 1:
+        edges = edge_of(inputs[0])
+        if type(edges) is tuple:  # an edge to another slot than 0 is never stored bare
+            edges = (edges,)
+    else:
+        edges = tuple(map(edge_of, inputs))
+        first = edges[0]
+        if n == 2 and edges[1] is None and cls._arity == 2 and first is not None and \
+                type(first) is not tuple:
+            edges = first  # bare: see autograd.node.next_entries
+    node = cls(out.backend, edges, saved, sources, stamps, attrs)
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_stack()
     out.grad_fn = node
@@ -67,20 +77,19 @@ def record(
 
 
 def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Flat (counter, version, index) stamps for the saved values that come from tensors."""
+    """Flat (counter, snapshot, index) stamps for the saved values that come from tensors
+    (no reference the garbage collector tracks: see ``retrograd._version``)."""
     flat: list[Any] = []
     i = 0
     for src in sources:
         if src is not None:
-            if type(src) is int:
-                vc = out._vc
-                if vc is None:
-                    vc = out._vc = VersionCounter()
+            holder = out if type(src) is int else src
+            vc = holder._vc
+            if vc is None:
+                holder._vc = vc = new_counter()
+                flat += (vc, FRESH, i)
             else:
-                vc = src._vc
-                if vc is None:
-                    vc = src._vc = VersionCounter()
-            flat += (vc, vc.value, i)
+                flat += (vc, bytes(vc), i)
         i += 1
     return tuple(flat)
 

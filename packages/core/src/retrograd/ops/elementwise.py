@@ -106,8 +106,8 @@ def _reduced(F: Any, g: Any, attrs: Any, i: int) -> Any:
     return g if attrs is None else F.reduce_to(g, attrs[i])
 
 
-AddBackward = formula_node("AddBackward0", _add_rule)
-SubBackward = formula_node("SubBackward0", _sub_rule)
+AddBackward = formula_node("AddBackward0", _add_rule, arity=2)
+SubBackward = formula_node("SubBackward0", _sub_rule, arity=2)
 
 
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -141,8 +141,8 @@ def _div_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
     return ga, gb
 
 
-MulBackward = formula_node("MulBackward0", _mul_rule)
-DivBackward = formula_node("DivBackward0", _div_rule)
+MulBackward = formula_node("MulBackward0", _mul_rule, arity=2)
+DivBackward = formula_node("DivBackward0", _div_rule, arity=2)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -181,7 +181,7 @@ def _log_scalar(a: float) -> float:
     return math.log(a)
 
 
-PowBackward = formula_node("PowBackward0", _pow_rule)
+PowBackward = formula_node("PowBackward0", _pow_rule, arity=2)
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -315,7 +315,7 @@ def _where_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any
     return ga, gb
 
 
-WhereBackward = formula_node("WhereBackward0", _where_rule)
+WhereBackward = formula_node("WhereBackward0", _where_rule, arity=2)
 
 
 def where(cond: Tensor, a: Any, b: Any) -> Tensor:
@@ -360,7 +360,7 @@ def _maxmin_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     return ga, gb
 
 
-MaxMinBackward = formula_node("MaximumBackward0", _maxmin_rule)
+MaxMinBackward = formula_node("MaximumBackward0", _maxmin_rule, arity=2)
 
 
 def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:

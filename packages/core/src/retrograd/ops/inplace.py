@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._version import bump
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
@@ -64,9 +65,7 @@ def _inplace(
         t.grad_fn = res.grad_fn
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
-        vc = t._counter()
-        vc.value += 1
-        vc.rebased += 1
+        bump(t._counter(), rebase=True)
         return t
     try:
         raw_apply(t._data)
@@ -76,7 +75,7 @@ def _inplace(
             f"{name}: cannot apply an operand of shape {shapes} in place to a tensor of shape "
             f"{t.shape} ({exc})"
         ) from None
-    t._counter().value += 1
+    bump(t._counter())
     return t
 
 

@@ -41,7 +41,7 @@ def _matmul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     return ga, gb
 
 
-MmBackward = formula_node("MmBackward0", _matmul_rule)
+MmBackward = formula_node("MmBackward0", _matmul_rule, arity=2)
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._version import rebased_of
 from ..autograd.node import formula_node
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
@@ -27,7 +28,7 @@ def _view_result(x: Tensor, data: Any) -> Tensor:
         out._vc = vc
         out._base = x if x._base is None else x._base
         if x._requires_grad and _grad.enabled:
-            out._x().view_epoch = vc.rebased
+            out._x().view_epoch = rebased_of(vc)
     return out
 
 
