@@ -55,25 +55,46 @@ def record(
     ``sources[i]`` says what ``saved[i]`` is: the input Tensor it came from (its version is
     stamped), ``0`` for the output's own array (stamped with the output's counter), or None
     for a constant.
+
+    This runs once per recorded op, so it is written flat: the edge of a plain tensor (no
+    view, output slot 0) is taken inline rather than through ``edge_of``, and the node's
+    slots are set here rather than in an ``__init__`` frame (``FormulaNode.__init__`` stays
+    the readable form of the same thing; ``test_node_slots_match_init`` holds them equal).
     """
     stamps: tuple[Any, ...] = _stamp(out, sources) if sources else ()
-    n = len(inputs)
-    if n == 1:
-        edges = edge_of(inputs[0])
-        if type(edges) is tuple:  # an edge to another slot than 0 is never stored bare
-            edges = (edges,)
+    t = inputs[0]
+    if t is None or not t._requires_grad:
+        first = None
+    elif t._base is None and t._output_nr == 0 and t.grad_fn is not None:
+        first = t.grad_fn
     else:
-        edges = tuple(map(edge_of, inputs))
-        first = edges[0]
-        if n == 2 and edges[1] is None and cls._arity == 2 and first is not None and \
-                type(first) is not tuple:
-            edges = first  # bare: see autograd.node.next_entries
-    node = cls(out.backend, edges, saved, sources, stamps, attrs)
+        first = edge_of(t)
+    if len(inputs) == 1:
+        edges = first if first is not None and type(first) is not tuple else (first,)
+    elif len(inputs) == 2 and cls._arity == 2 and first is not None and \
+            type(first) is not tuple and (inputs[1] is None or not inputs[1]._requires_grad):
+        edges = first  # bare: see autograd.node.next_entries
+    else:
+        edges = (first, *map(edge_of, inputs[1:]))
+    node = _new(cls)
+    node._next = edges
+    node._versions = stamps
+    node._released = False
+    node._walk = None
+    node._hooks = None
+    node._meta = None
+    node._backend = out.backend
+    node._saved = saved
+    node._sources = sources
+    node._attrs = attrs
     if _anomaly.enabled:
         node.metadata["traceback_"] = forward_stack()
     out.grad_fn = node
     out._requires_grad = True
     return out
+
+
+_new = object.__new__
 
 
 def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
