@@ -65,3 +65,41 @@ def test_deep_graph_is_one_tracked_object_per_node():
         v = np.tanh(v * 1.0001 + 0.001)
         d *= 1.0001 * (1.0 - v * v)
     np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-12)
+
+
+def _reference_order(root: object) -> list[object]:
+    """Reverse DFS post-order, recursively, over next_functions (the definition of E1)."""
+    seen: set[int] = set()
+    post: list[object] = []
+
+    def visit(node: object) -> None:
+        seen.add(id(node))
+        for child, _ in node.next_functions:  # type: ignore[attr-defined]
+            if child is not None and id(child) not in seen:
+                visit(child)
+        post.append(node)
+
+    visit(root)
+    return post[::-1]
+
+
+def test_topo_order_matches_recursive_dfs_on_mixed_bare_and_tuple_nodes():
+    from retrograd.autograd.engine import topo_order
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        leaves = [rg.tensor(rng.random(3), requires_grad=True) for _ in range(3)]
+        pool = list(leaves)
+        for _ in range(40):
+            a = pool[rng.integers(len(pool))]
+            kind = rng.integers(4)
+            if kind == 0:
+                pool.append(a * float(rng.random()))  # bare
+            elif kind == 1:
+                pool.append(a.tanh())  # bare, saves its output
+            elif kind == 2:
+                pool.append(a * pool[rng.integers(len(pool))])  # two edges (maybe shared)
+            else:
+                pool.append(a + pool[rng.integers(len(pool))])
+        root = pool[-1] + pool[-2] + pool[len(pool) // 2]
+        assert topo_order([root.grad_fn]) == _reference_order(root.grad_fn), trial

@@ -122,6 +122,9 @@ def _claim(node: Node, walk: _Walk) -> None:
     node._walk = walk
 
 
+_EXHAUSTED = iter(())  # an iterator with nothing left: shared, it holds no state
+
+
 def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack.
 
@@ -144,15 +147,24 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
                 if edge is not None:
                     child = edge[0] if type(edge) is tuple else edge
                     if child not in seen:
-                        seen.add(child)
-                        if walk is not None and type(child) is not acc_type:
-                            other = child._walk
-                            if other is not None and other is not walk and other.live:
-                                _claim(child, walk)  # raises, naming the node
-                            child._walk = walk
-                        nodes.append(child)
-                        nx = child._next  # bare: one node (autograd.node.next_entries)
-                        iters.append(iter(nx if type(nx) is tuple else (nx,)))
+                        # descend; down a run of bare nodes (one edge each, see
+                        # autograd.node.next_entries) without an iterator per node
+                        while True:
+                            seen.add(child)
+                            if walk is not None and type(child) is not acc_type:
+                                other = child._walk
+                                if other is not None and other is not walk and other.live:
+                                    _claim(child, walk)  # raises, naming the node
+                                child._walk = walk
+                            nodes.append(child)
+                            nx = child._next
+                            if type(nx) is tuple:
+                                iters.append(iter(nx))
+                                break
+                            iters.append(_EXHAUSTED)  # its only child is visited next
+                            if nx in seen:
+                                break
+                            child = nx
                         break
             else:
                 iters.pop()
