@@ -409,85 +409,86 @@ class _WalkState:
 
 def _run_plain(order: list[Node], st: _WalkState) -> None:
     """``_run_order`` for the common call -- ``backward()`` without captures, tracer, anomaly
-    mode or create_graph -- with those branches taken out of the per-node path."""
+    mode or create_graph -- with those branches taken out of the per-node path. The node
+    being run is recorded (``st.current``, for the error note) only when something raises."""
     pending = st.pending
     retain = st.retain
     staged = st.staged
     acc_type = AccumulateGrad
-    node: Any
-    for node in order:
-        buf = pending.pop(node, None)
-        if buf is None:
-            continue
-        st.current = node
-        hooks = node._hooks
-        if hooks is not None:
-            buf = pre_hooks(node, buf, st.retained, False)
-        if type(node) is acc_type:
-            buf = leaf_hooks(node.variable, buf, False)
-            if buf[0] is not None:
-                staged[node.variable] = buf[0]
-            if hooks is not None and hooks.post:
-                post_hooks(node, (), buf, False)
-            continue
-        if node._released:
-            _raise_freed(node)
-        stamps = node._versions
-        if stamps:
-            for k in range(0, len(stamps), 3):
-                if stamps[k] != stamps[k + 1]:
-                    node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
-        nexts = node._next
-        bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
-        formula = type(node)._formula
-        if formula:
-            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
-                             FIRST_ONLY if bare else nexts)
-        else:
-            outs = node.apply(buf)
-        if not bare and len(outs) != len(nexts):
-            _raise_count(node, outs, nexts)
-        if hooks is not None and hooks.post:
-            outs = post_hooks(node, outs, buf, False)
-        if not retain:
+    node: Any = None
+    try:
+        for node in order:
+            buf = pending.pop(node, None)
+            if buf is None:
+                continue
+            hooks = node._hooks
+            if hooks is not None:
+                buf = pre_hooks(node, buf, st.retained, False)
+            if type(node) is acc_type:
+                buf = leaf_hooks(node.variable, buf, False)
+                if buf[0] is not None:
+                    staged[node.variable] = buf[0]
+                if hooks is not None and hooks.post:
+                    post_hooks(node, (), buf, False)
+                continue
+            if node._released:
+                _raise_freed(node)
+            stamps = node._versions
+            if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
+                node.validate_versions()
+            nexts = node._next
+            bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
+            formula = type(node)._formula
             if formula:
-                node._saved = node._sources = None
-                node._versions = ()
-                node._released = True
+                outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                                 FIRST_ONLY if bare else nexts)
             else:
-                node.release_saved()
-        if bare:
-            g = outs[0]
-            if g is not None:
-                b = pending.get(nexts)
-                if b is None:
-                    b = pending[nexts] = [None] * nexts._nin
-                    b[0] = g
-                elif b[0] is None:
-                    b[0] = g
+                outs = node.apply(buf)
+            if not bare and len(outs) != len(nexts):
+                _raise_count(node, outs, nexts)
+            if hooks is not None and hooks.post:
+                outs = post_hooks(node, outs, buf, False)
+            if not retain:
+                if formula:
+                    node._saved = node._sources = None
+                    node._versions = ()
+                    node._released = True
                 else:
-                    b[0] = b[0] + g
-        else:
-            for edge, g in zip(nexts, outs):
-                if edge is None or g is None:
-                    continue
-                if type(edge) is tuple:
-                    nxt, nr = edge
-                else:
-                    nxt, nr = edge, 0
-                b = pending.get(nxt)
-                if b is None:
-                    b = pending[nxt] = [None] * nxt._nin
-                    b[nr] = g
-                elif b[nr] is None:
-                    b[nr] = g
-                else:
-                    b[nr] = b[nr] + g
-        # drop this frame's references: a pending slot may then be the sole owner of its
-        # gradient (the fused nodes work in place in it), and a consumed gradient is freed
-        # before the next node allocates
-        outs = g = buf = None
-    st.current = None
+                    node.release_saved()
+            if bare:
+                g = outs[0]
+                if g is not None:
+                    b = pending.get(nexts)
+                    if b is None:
+                        b = pending[nexts] = [None] * nexts._nin
+                        b[0] = g
+                    elif b[0] is None:
+                        b[0] = g
+                    else:
+                        b[0] = b[0] + g
+            else:
+                for edge, g in zip(nexts, outs):
+                    if edge is None or g is None:
+                        continue
+                    if type(edge) is tuple:
+                        nxt, nr = edge
+                    else:
+                        nxt, nr = edge, 0
+                    b = pending.get(nxt)
+                    if b is None:
+                        b = pending[nxt] = [None] * nxt._nin
+                        b[nr] = g
+                    elif b[nr] is None:
+                        b[nr] = g
+                    else:
+                        b[nr] = b[nr] + g
+            # drop this frame's references: a pending slot may then be the sole owner of
+            # its gradient (the fused nodes work in place in it), and a consumed gradient is
+            # freed before the next node allocates
+            outs = g = buf = None
+    except BaseException:
+        st.current = node
+        raise
 
 
 def _raise_freed(node: Node) -> None:
