@@ -328,21 +328,33 @@ def test_backward_inputs_restricts_accumulation():
 def test_walk_pauses_and_restores_the_cyclic_gc():
     import gc
 
+    from retrograd.autograd.engine import _GC_PAUSE_MIN_NODES
+
     seen = []
     x = rg.tensor(1.0, requires_grad=True)
     y = x * 2
+    for _ in range(_GC_PAUSE_MIN_NODES):
+        y = y * 1.0
     y.register_hook(lambda g: seen.append(gc.isenabled()))
     assert gc.isenabled()
     y.backward()
     assert seen == [False] and gc.isenabled()
+    small = x * 2  # a walk of a few nodes does not pause it (too small to matter)
+    small.register_hook(lambda g: seen.append(gc.isenabled()))
+    small.backward()
+    assert seen == [False, True] and gc.isenabled()
     gc.disable()
     try:
         z = x * 3
+        for _ in range(_GC_PAUSE_MIN_NODES):
+            z = z * 1.0
         z.backward()
         assert not gc.isenabled()  # a user's choice to keep it off is respected
     finally:
         gc.enable()
     w = x * 4
+    for _ in range(_GC_PAUSE_MIN_NODES):
+        w = w * 1.0
     w.register_hook(lambda g: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         w.backward()

@@ -52,8 +52,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          materialize_grads: bool = False) -> tuple[Any, ...]:
     """Gradients of ``outputs`` w.r.t. ``inputs``; writes no ``.grad``. An input the outputs do
     not depend on raises unless ``allow_unused`` (then None) or ``materialize_grads`` (zeros)."""
-    from ..ops.creation import zeros_like
-
     roots = _seq(outputs, "outputs")
     input_list = _seq(inputs, "inputs")
     if not roots:
@@ -81,6 +79,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     for i, (g, t) in enumerate(zip(result, input_list)):
         if g is None:
             if materialize_grads:
+                from ..ops.creation import zeros_like
+
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RetrogradError(

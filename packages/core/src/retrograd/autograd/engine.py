@@ -35,6 +35,11 @@ _gc_lock = threading.Lock()
 _gc_state = {"depth": 0, "was_enabled": False}
 
 
+# A walk over fewer nodes allocates too little for a collection to matter: it does not pay
+# for the lock (W5's two small walks per call).
+_GC_PAUSE_MIN_NODES = 64
+
+
 def _pause_gc() -> None:
     """The walk builds no reference cycles (nodes never point back at their consumers, and the
     pending map is dropped at the end), so the cyclic collector has nothing to find in it;
@@ -178,11 +183,17 @@ def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node]
     reach: set[Node] = set()
     run: set[Node] = set()
     for node in reversed(order):  # children before parents
-        for edge in next_entries(node):
-            if edge is not None and (edge[0] if type(edge) is tuple else edge) in reach:
+        nx = node._next
+        if type(nx) is not tuple:  # bare: one edge (autograd.node.next_entries)
+            if nx in reach:
                 run.add(node)
                 reach.add(node)
-                break
+        else:
+            for edge in nx:
+                if edge is not None and (edge[0] if type(edge) is tuple else edge) in reach:
+                    run.add(node)
+                    reach.add(node)
+                    break
         if node in targets:
             reach.add(node)
     return [n for n in order if n in reach], reach, run
@@ -333,9 +344,12 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
     prev_grad_mode = _grad.enabled
     state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
     ok = False
-    _pause_gc()
+    paused = False
     try:
         order = topo_order([e[0] for e in root_edges], walk)
+        if len(order) >= _GC_PAUSE_MIN_NODES:
+            _pause_gc()
+            paused = True
         if captures is not None:
             order, state.reach, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
@@ -377,7 +391,8 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                     for i, g in enumerate(state.captured)]
         return None
     finally:
-        _resume_gc()
+        if paused:
+            _resume_gc()
         _grad.enabled = prev_grad_mode
         walk.live = False
         if tracer is not None:

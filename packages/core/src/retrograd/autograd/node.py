@@ -348,6 +348,11 @@ def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
     """A gradient that depends on differentiable values only through a zero derivative (a
     ReLU mask, a sign) still gets history, as in PyTorch: its derivative is zero, not
     "does not require grad"."""
+    for o in outs:  # the common case first: every gradient already has history (or is None)
+        if isinstance(o, Tensor) and not o._requires_grad:
+            break
+    else:
+        return outs
     deps = [t for t in (*saved, *grads) if isinstance(t, Tensor) and t._requires_grad]
     if not deps:
         return outs

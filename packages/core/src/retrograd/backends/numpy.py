@@ -115,9 +115,15 @@ def _expand(x: Any, shape: tuple[int, ...]) -> Any:
         return x
     if x.size == 1:  # the common gradient of a full reduction: fill, skipping broadcast_to
         out = np.empty(shape, dtype=x.dtype)
-        np.copyto(out, x)
+        out[...] = x  # np.copyto's semantics without its Python-level dispatch
         return out
     return np.broadcast_to(x, shape)
+
+
+def _ones(shape: Any, dtype: Any) -> Any:
+    out = np.empty(shape, dtype=dtype)  # np.ones is a Python function around the same two calls
+    out.fill(1)
+    return out
 
 
 def _pow(x: Any, p: Any) -> Any:
@@ -159,6 +165,7 @@ class NumpyBackend(Backend):
                 "sigmoid_backward": _sigmoid_backward,
                 "is_view": _is_view,
                 "expand": _expand,
+                "ones": _ones,
                 "pow": _pow,
                 "linear_forward": _linear_forward,
                 "maximum": np.maximum,
