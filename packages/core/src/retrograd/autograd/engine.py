@@ -178,10 +178,15 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     return order
 
 
-def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node], set[Node]]:
-    """Nodes that reach a target (``reach``) and nodes that must run to feed one (``run``)."""
+def _prune(order: list[Node], targets: set[Node]
+           ) -> tuple[list[Node], dict[Node, tuple[Any, ...]], set[Node]]:
+    """For ``grad``/``inputs=``: the nodes that reach a target, the set ``run`` of those that
+    must run to feed one, and ``masks``: for a node of ``run`` with an edge that reaches no
+    target, the ``needs`` its rule gets (that edge masked to None, so its gradient is never
+    computed)."""
     reach: set[Node] = set()
     run: set[Node] = set()
+    masks: dict[Node, tuple[Any, ...]] = {}
     for node in reversed(order):  # children before parents
         nx = node._next
         if type(nx) is not tuple:  # bare: one edge (autograd.node.next_entries)
@@ -189,14 +194,22 @@ def _prune(order: list[Node], targets: set[Node]) -> tuple[list[Node], set[Node]
                 run.add(node)
                 reach.add(node)
         else:
+            hit = miss = False
             for edge in nx:
-                if edge is not None and (edge[0] if type(edge) is tuple else edge) in reach:
-                    run.add(node)
-                    reach.add(node)
-                    break
+                if edge is not None:
+                    if (edge[0] if type(edge) is tuple else edge) in reach:
+                        hit = True
+                    else:
+                        miss = True
+            if hit:
+                run.add(node)
+                reach.add(node)
+                if miss:
+                    masks[node] = tuple(e if e is not None and edge_node(e) in reach else None
+                                        for e in nx)
         if node in targets:
             reach.add(node)
-    return [n for n in order if n in reach], reach, run
+    return [n for n in order if n in reach], masks, run
 
 
 # ------------------------------------------------------------------------------------------
@@ -351,7 +364,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
             _pause_gc()
             paused = True
         if captures is not None:
-            order, state.reach, state.run = _prune(order, set(captures))
+            order, state.masks, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
             order = _fusion_pass()(order, captures)
@@ -403,7 +416,7 @@ class _WalkState:
     """Everything one walk accumulates: pending contributions, staged leaf grads, captures."""
 
     __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
-                 "pending", "staged", "retained", "captured", "run", "reach", "current")
+                 "pending", "staged", "retained", "captured", "run", "masks", "current")
 
     def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
                  retain: bool, tracer: Any) -> None:
@@ -418,7 +431,7 @@ class _WalkState:
         self.retained: list[tuple[Any, Any]] = []
         self.captured: list[Any] = [None] * len(inputs) if inputs is not None else []
         self.run: set[Node] | None = None
-        self.reach: set[Node] | None = None
+        self.masks: dict[Node, tuple[Any, ...]] = {}
         self.current: Node | None = None
 
 
@@ -526,7 +539,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
     pending = st.pending
     captures = st.captures
     run = st.run
-    reach = st.reach
+    masks = st.masks
     create_graph = st.create_graph
     retain = st.retain
     tracer = st.tracer
@@ -575,17 +588,15 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             for k in range(0, len(stamps), 3):
                 if stamps[k] != stamps[k + 1]:
                     node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
-        nexts = next_entries(node)
+        nexts = node._next
+        if type(nexts) is not tuple:
+            nexts = next_entries(node)
         formula = type(node)._formula
         if create_graph:
             outs = node.apply_for_graph(buf)
         elif formula:  # the fast path: the rule on raw arrays, no method frames in between
-            if run is not None:
-                needs = tuple(e if e is not None and edge_node(e) in reach  # type: ignore[operator]
-                              else None for e in nexts)
-            else:
-                needs = nexts
-            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs, needs)
+            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                             masks.get(node, nexts) if masks else nexts)
         else:
             outs = node.apply(buf)
         if len(outs) != len(nexts):
