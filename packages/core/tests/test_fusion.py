@@ -149,3 +149,39 @@ def test_in_place_activation_gradient_only_when_the_walk_owns_it():
         assert calls == [1]  # only the second fused node owned the shared array
     finally:
         be.override(relu_backward_=original)
+
+
+@pytest.mark.parametrize("retain", [False, True])
+def test_fused_walk_drops_the_activation_before_the_matmuls(monkeypatch, retain):
+    """Without retain_graph the activation's saved output is freed once its derivative has
+    been applied in place, before the matmuls run (as the unfused walk frees it when
+    ReluBackward finishes); with retain_graph it is kept, and a second walk agrees."""
+    import weakref
+
+    rng = np.random.default_rng(5)
+    x = rg.tensor(rng.standard_normal((6, 4)))
+    w = rg.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    b = rg.tensor(rng.standard_normal(5), requires_grad=True)
+    h = F.relu(F.linear(x, w, b))
+    alive = weakref.ref(h._data)
+    loss = (h * 2.0).sum()
+    del h
+    ops = w.backend.ops
+    original = ops.linear_backward
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(alive() is not None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ops, "linear_backward", spy)
+    loss.backward(retain_graph=retain)
+    assert seen == [retain]
+    first = w.grad.numpy().copy()
+    monkeypatch.setattr(ops, "linear_backward", original)
+    if retain:
+        w.grad = None
+        loss.backward()
+        np.testing.assert_array_equal(w.grad.numpy(), first)
+    z = x.numpy() @ w.detach().numpy().T + b.detach().numpy()
+    np.testing.assert_allclose(first, ((z > 0) * 2.0).T @ x.numpy(), rtol=1e-12)

@@ -367,7 +367,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
             order, state.masks, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
-            order = _fusion_pass()(order, captures)
+            order = _fusion_pass()(order, captures, retain)
         pending = state.pending
         for (node, nr), seed in zip(root_edges, seed_values):
             buf = pending.get(node)

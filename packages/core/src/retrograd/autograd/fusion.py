@@ -31,12 +31,17 @@ _KERNELS = {
 class FusedLinearActivation(Node):
     """One walk's stand-in for ``act(linear(x, W, b))``'s two backward nodes."""
 
-    __slots__ = ("act", "linear", "kernel", "kernel_in_place", "_backend")
+    __slots__ = ("act", "linear", "kernel", "kernel_in_place", "_backend", "release_act")
 
     fused = True
 
-    def __init__(self, act: Any, linear: Any, kernel: str) -> None:
+    def __init__(self, act: Any, linear: Any, kernel: str, release_act: bool = False) -> None:
         Node.__init__(self, next_entries(linear))
+        # True when the walk keeps no graph (retain_graph=False): the activation's saved
+        # output is dropped as soon as its derivative is applied, before the matmuls, as the
+        # unfused walk drops it when ReluBackward finishes -- one activation-sized buffer
+        # less at the peak (W4)
+        self.release_act = release_act
         self.act = act
         self.linear = linear
         self.kernel = kernel
@@ -94,6 +99,8 @@ class FusedLinearActivation(Node):
         in_place = getattr(ops, self.kernel_in_place, None)
         if in_place is not None and sys.getrefcount(g) <= 3:
             gz = in_place(g, self.act._saved[0])
+            if self.release_act:
+                self.act.release_saved()
             gx, gw, gb = ops.linear_backward(gz, x, w, *need)
         else:
             gx, gw, gb = getattr(ops, self.kernel)(g, self.act._saved[0], x, w, *need)
@@ -107,7 +114,7 @@ class FusedLinearActivation(Node):
         self.linear.release_saved()
 
 
-def fuse_order(order: list[Node], captures: Any) -> list[Node]:
+def fuse_order(order: list[Node], captures: Any, retain: bool = True) -> list[Node]:
     candidates: dict[Node, tuple[Node, str]] = {}
     for node in order:
         kernel = _KERNELS.get(type(node))  # type: ignore[arg-type]
@@ -138,7 +145,7 @@ def fuse_order(order: list[Node], captures: Any) -> list[Node]:
     for lin, (act, kernel) in candidates.items():
         if consumers[lin] != 1:
             continue
-        replace[act] = FusedLinearActivation(act, lin, kernel)
+        replace[act] = FusedLinearActivation(act, lin, kernel, release_act=not retain)
         drop.add(lin)
     if not replace:
         return order

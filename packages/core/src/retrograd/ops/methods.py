@@ -49,11 +49,11 @@ def _iop(fn: Any) -> Any:
 
 _METHODS: dict[str, Any] = {
     "__add__": elementwise.add,
-    "__radd__": _swap(elementwise.add),
+    "__radd__": elementwise.add,  # scalar + t: t first, as PyTorch (and a bare node)
     "__sub__": elementwise.sub,
     "__rsub__": _swap(elementwise.sub),
     "__mul__": elementwise.mul,
-    "__rmul__": lambda self, other: elementwise.mul(self, other),
+    "__rmul__": elementwise.mul,
     "__truediv__": elementwise.div,
     "__rtruediv__": _swap(elementwise.div),
     "__pow__": elementwise.pow,
