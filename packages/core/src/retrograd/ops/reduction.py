@@ -67,6 +67,17 @@ def _reduce(name: str, x: Any, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[i
 
 
 def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    if dim is None and keepdim is False and type(x) is Tensor:  # the full reduction, inline
+        be = x.backend
+        shape = x._data.shape
+        data = be.ops.sum(x._data, tuple(range(len(shape))) if shape else None, False)
+        if type(data) is not be.array_type:
+            data = be.asarray(data)
+        out = Tensor(data, be)
+        if _grad.enabled and x._requires_grad:
+            shape = tuple(shape)
+            record(SumBackward, out, (x,), (), (), (shape, (1,) * len(shape)))
+        return out
     out, axes, _ = _reduce("sum", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
