@@ -67,7 +67,7 @@ def test_deep_graph_is_one_tracked_object_per_node():
     np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-12)
 
 
-def _reference_order(root: object) -> list[object]:
+def _reference_order(*roots: object) -> list[object]:
     """Reverse DFS post-order, recursively, over next_functions (the definition of E1)."""
     seen: set[int] = set()
     post: list[object] = []
@@ -79,7 +79,9 @@ def _reference_order(root: object) -> list[object]:
                 visit(child)
         post.append(node)
 
-    visit(root)
+    for root in roots:
+        if id(root) not in seen:
+            visit(root)
     return post[::-1]
 
 
@@ -103,3 +105,5 @@ def test_topo_order_matches_recursive_dfs_on_mixed_bare_and_tuple_nodes():
                 pool.append(a + pool[rng.integers(len(pool))])
         root = pool[-1] + pool[-2] + pool[len(pool) // 2]
         assert topo_order([root.grad_fn]) == _reference_order(root.grad_fn), trial
+        others = [pool[-3].grad_fn, root.grad_fn, pool[5].grad_fn, pool[-3].grad_fn]
+        assert topo_order(others) == _reference_order(*others), trial

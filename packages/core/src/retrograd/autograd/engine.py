@@ -127,11 +127,14 @@ def _claim(node: Node, walk: _Walk) -> None:
     node._walk = walk
 
 
-_EXHAUSTED = iter(())  # an iterator with nothing left: shared, it holds no state
-
-
 def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack.
+
+    The stack holds *runs*: a node, then the chain of bare nodes below it (one edge each,
+    see ``autograd.node.next_entries``) down to the first node with several edges. A run
+    enters and leaves the stack once, whatever its length, and its nodes join the post-order
+    together (deepest first) when the last one's edges are done: a long chain costs one set
+    insertion and one append per node.
 
     Each node met is claimed for ``walk`` (E14); leaf accumulators are shared between
     graphs and hold no per-walk state, so they are not claimed."""
@@ -141,41 +144,51 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     for root in roots:
         if root in seen:
             continue
-        seen.add(root)
-        if walk is not None and type(root) is not acc_type:
-            _claim(root, walk)
-        nodes = [root]
-        nx = root._next
-        iters = [iter(nx if type(nx) is tuple else (nx,))]
-        while iters:
-            for edge in iters[-1]:
-                if edge is not None:
-                    child = edge[0] if type(edge) is tuple else edge
-                    if child not in seen:
-                        # descend; down a run of bare nodes (one edge each, see
-                        # autograd.node.next_entries) without an iterator per node
-                        while True:
-                            seen.add(child)
-                            if walk is not None and type(child) is not acc_type:
-                                other = child._walk
-                                if other is not None and other is not walk and other.live:
-                                    _claim(child, walk)  # raises, naming the node
-                                child._walk = walk
-                            nodes.append(child)
-                            nx = child._next
-                            if type(nx) is tuple:
-                                iters.append(iter(nx))
-                                break
-                            iters.append(_EXHAUSTED)  # its only child is visited next
-                            if nx in seen:
-                                break
-                            child = nx
-                        break
-            else:
+        runs: list[list[Node]] = []
+        iters: list[Any] = []
+        child = root
+        while True:
+            # descend from ``child`` (unseen): its run, down to a node with a tuple _next
+            run = []
+            while True:
+                seen.add(child)
+                if walk is not None and type(child) is not acc_type:
+                    other = child._walk
+                    if other is not None and other is not walk and other.live:
+                        _claim(child, walk)  # raises, naming the node
+                    child._walk = walk
+                run.append(child)
+                nx = child._next
+                if type(nx) is tuple:
+                    iters.append(iter(nx))
+                    break
+                if nx in seen:  # bare, its only child already placed
+                    iters.append(_EXHAUSTED)
+                    break
+                child = nx
+            runs.append(run)
+            # climb: the next unseen child of the deepest open run, finishing runs on the way
+            child = None
+            while iters:
+                for edge in iters[-1]:
+                    if edge is not None:
+                        c = edge[0] if type(edge) is tuple else edge
+                        if c not in seen:
+                            child = c
+                            break
+                if child is not None:
+                    break
                 iters.pop()
-                order.append(nodes.pop())
+                run = runs.pop()
+                run.reverse()
+                order += run
+            if child is None:
+                break
     order.reverse()
     return order
+
+
+_EXHAUSTED = iter(())  # an iterator with nothing left: shared, it holds no state
 
 
 def _prune(order: list[Node], targets: set[Node]

@@ -120,10 +120,9 @@ def fuse_order(order: list[Node], captures: Any, retain: bool = True) -> list[No
         kernel = _KERNELS.get(type(node))  # type: ignore[arg-type]
         if kernel is None or node._hooks is not None:
             continue
-        edge = next_entries(node)[0]
-        if edge is None or type(edge) is tuple:  # a linear output is slot 0 of its node
-            continue
-        lin = edge
+        # an activation has one input: its _next is bare when that edge goes to slot 0 of a
+        # node (a linear output always does), else a 1-tuple -- never a LinearBackward
+        lin = node._next
         if type(lin) is not LinearBackward or lin._hooks is not None or lin._released:
             continue
         if len(lin._attrs[0]) != 2:  # the fused kernels take 2-D inputs
