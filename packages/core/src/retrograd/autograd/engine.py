@@ -146,7 +146,7 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
             continue
         runs: list[list[Node]] = []
         iters: list[Any] = []
-        child = root
+        child: Any = root
         while True:
             # descend from ``child`` (unseen): its run, down to a node with a tuple _next
             run = []

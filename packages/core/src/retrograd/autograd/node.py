@@ -125,7 +125,8 @@ class Node:
     fused = False
 
     def __init__(self, next_edges: Sequence[Any] = ()) -> None:
-        self._next = tuple(_internal_edge(e) for e in next_edges)
+        # entries per forward input; or, for a formula node, bare (see next_entries)
+        self._next: Any = tuple(_internal_edge(e) for e in next_edges)
         self._versions: tuple[Any, ...] = ()
         self._released = False
         self._walk: Any = None
