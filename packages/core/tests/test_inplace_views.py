@@ -153,3 +153,26 @@ def test_copy_and_fill_gradients():
     b.fill_(7.0)
     (b * a).sum().backward()
     assert a.grad.tolist() == [7.0, 7.0]
+
+
+def test_flatten_of_nothing_to_merge_is_the_tensor_itself_as_in_pytorch():
+    import torch
+
+    x = rg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    v = rg.exp(x)
+    w = v.flatten()  # 1-D: PyTorch returns the same tensor, so retain_grad on it is v's
+    assert w is v
+    w.retain_grad()
+    v.sum().backward()
+    tx = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    tv = tx.exp()
+    tw = tv.flatten()
+    tw.retain_grad()
+    tv.sum().backward()
+    assert (tw is tv) and np.array_equal(w.grad.numpy(), tw.grad.numpy())
+    m = rg.ones(2, 3)
+    assert m.flatten(1, 1) is m and m.flatten(-1) is m
+    assert m.flatten().shape == (6,) and rg.tensor(2.0).flatten().shape == (1,)
+    for bad, kind in (((5,), IndexError), ((0, -3), IndexError), ((1.0,), TypeError)):
+        with pytest.raises(kind, match="flatten"):
+            m.flatten(*bad)

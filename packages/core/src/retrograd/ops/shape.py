@@ -81,9 +81,17 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if not shape:
         return _reshaped("flatten", x, (1,), False)
     nd = len(shape)
+    for name, d in (("start_dim", start_dim), ("end_dim", end_dim)):
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise TypeError(f"flatten: {name} must be an int, got {type(d).__name__}")
+        if not -nd <= d < nd:
+            raise IndexError(f"flatten: {name} {d} is out of range for a tensor of shape "
+                             f"{shape} (expected -{nd} <= dim < {nd})")
     s, e = start_dim % nd, end_dim % nd
     if s > e:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    if s == e:  # nothing to merge: the tensor itself, as in PyTorch (not a view of it)
+        return x
     n = 1
     for d in shape[s:e + 1]:
         n *= d
