@@ -93,6 +93,21 @@ def test_kernel_override_is_used_by_the_walk(strict_backend):
     assert calls == [1]
 
 
+def test_second_backward_accumulates_into_a_grad_that_was_a_broadcast_view(strict_backend):
+    """The first gradient reaching a leaf is a read-only broadcast (sum's backward); an array
+    type with no ``base`` cannot say so, so the commit copies it and a second backward can add
+    into ``.grad`` in place (found by the conformance fuzzer on array-api-strict)."""
+    for device in ("cpu", "strict"):
+        x = rg.tensor([0.5, -1.0, 2.0], dtype=rg.float64, device=device, requires_grad=True)
+        s = x.sum(dim=0)
+        y = rg.exp(rg.tanh(s))
+        y.backward(rg.tensor(0.5, dtype=rg.float64, device=device), retain_graph=True)
+        y.backward(rg.tensor(1.5, dtype=rg.float64, device=device))
+        d = np.exp(np.tanh(0.5 + -1.0 + 2.0)) * (1 - np.tanh(1.5) ** 2)
+        np.testing.assert_allclose(np.asarray(x.grad.cpu().numpy()), np.full(3, 2.0 * d),
+                                   rtol=1e-12)
+
+
 def test_reference_kernels_are_written_against_xp():
     table = reference_kernels(np)
     g = np.ones((2, 3))

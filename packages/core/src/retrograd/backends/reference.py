@@ -21,6 +21,9 @@ from typing import Any
 __all__ = ["reference_kernels", "COMPOSITES", "bind_composites", "normalize_dims"]
 
 
+_NO_BASE = object()  # may_alias: the array type has no ``base`` attribute
+
+
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """``dim`` (None, int or sequence) as a sorted tuple of non-negative axes."""
     if dim is None:
@@ -246,7 +249,11 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         dst[...] = src
 
     def may_alias(a: Any) -> bool:
-        return getattr(a, "base", None) is not None
+        """Whether ``a`` may share memory with (or be a read-only view of) another array. An
+        array type with no ``base`` cannot say: assume it may (the caller copies), since a
+        leaf's ``.grad`` must be an array it owns -- a later backward adds into it in place."""
+        base = getattr(a, "base", _NO_BASE)
+        return base is _NO_BASE or base is not None
 
     def is_view(result: Any, base: Any) -> bool:
         # Without a way to ask, assume the result shares memory: an in-place op on a
