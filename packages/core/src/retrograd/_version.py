@@ -7,13 +7,13 @@ history) -- rather than an object with slots, for the garbage collector: a bytea
 references, so Python's cyclic collector does not track it, and the version stamps a node
 keeps (``counter, snapshot, index``, see ``ops._core._stamp``) hold only untracked objects and
 are untracked too. A deep graph then costs the collector one object per node, not three
-(measured on W1 of ``tools/bench``). A stamp is a ``bytes`` snapshot of the whole counter:
+(measured on W1 of ``tools/bench``). A stamp is ``bytes(counter)``, a snapshot of the whole counter:
 ``counter != snapshot`` is the whole E7 check.
 """
 
 from __future__ import annotations
 
-__all__ = ["new_counter", "FRESH", "version_of", "rebased_of", "bump", "snapshot"]
+__all__ = ["new_counter", "FRESH", "version_of", "rebased_of", "bump"]
 
 VersionCounter = bytearray  # the type, for annotations
 
@@ -38,7 +38,3 @@ def bump(vc: bytearray, rebase: bool = False) -> None:
     vc[:8] = (version_of(vc) + 1).to_bytes(8, "little")
     if rebase:
         vc[8:16] = (rebased_of(vc) + 1).to_bytes(8, "little")
-
-
-def snapshot(vc: bytearray) -> bytes:
-    return bytes(vc)

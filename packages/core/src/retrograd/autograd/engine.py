@@ -127,6 +127,9 @@ def _claim(node: Node, walk: _Walk) -> None:
     node._walk = walk
 
 
+_EXHAUSTED = iter(())  # an iterator with nothing left: shared, it holds no state
+
+
 def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     """Reverse DFS post-order over ``next_edges`` from ``roots``, with an explicit stack.
 
@@ -186,9 +189,6 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
                 break
     order.reverse()
     return order
-
-
-_EXHAUSTED = iter(())  # an iterator with nothing left: shared, it holds no state
 
 
 def _prune(order: list[Node], targets: set[Node]
@@ -601,9 +601,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             for k in range(0, len(stamps), 3):
                 if stamps[k] != stamps[k + 1]:
                     node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
-        nexts = node._next
-        if type(nexts) is not tuple:
-            nexts = next_entries(node)
+        nexts = next_entries(node)
         formula = type(node)._formula
         if create_graph:
             outs = node.apply_for_graph(buf)

@@ -65,7 +65,8 @@ class FunctionCtx(Node):
         flat: list[Any] = []
         for i, t in enumerate(tensors):
             if t is not None:
-                flat += (t._counter(), bytes(t._counter()), i)
+                vc = t._counter()
+                flat += (vc, bytes(vc), i)
         self._versions = tuple(flat)
 
     @property

@@ -77,11 +77,11 @@ class FusedLinearActivation(Node):
         self.act.validate_versions()
         self.linear.validate_versions()
 
-    def _raise_version_mismatch(self, index: int, now: int, saved: int) -> None:
+    def _raise_version_mismatch(self, index: int, counter: Any, stamp: Any) -> None:
         n_act = len(self.act._versions) // 3
         if index < n_act:
-            self.act._raise_version_mismatch(index, now, saved)
-        self.linear._raise_version_mismatch(index - n_act, now, saved)
+            self.act._raise_version_mismatch(index, counter, stamp)
+        self.linear._raise_version_mismatch(index - n_act, counter, stamp)
 
     def apply(self, grad_outputs: Any) -> tuple[Any, ...]:
         lin = self.linear
