@@ -183,3 +183,37 @@ def test_dtype_preserved_through_backward(dtype):
     y = (rg.tanh(x * 2.0) @ rg.ones(4, 2, dtype=getattr(rg, dtype))).sum()
     y.backward()
     assert x.grad.dtype is getattr(rg, dtype)
+
+
+@pytest.mark.parametrize("b", [3, 2, 1, 0, 0.5, -1.5])
+def test_pow_backward_op_is_differentiable_in_both_inputs(b):
+    """``pow_backward(g, a, b)`` -- the single node ``a ** b``'s gradient records under
+    create_graph -- against finite differences in g and a, to the second order."""
+    from retrograd.ops.elementwise import pow_backward
+
+    rng = np.random.default_rng(7)
+    g = rg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    a = rg.tensor(rng.random((2, 3)) + 0.5, requires_grad=True)
+    expect = g.detach().numpy() * b * a.detach().numpy() ** (b - 1) if b else np.zeros((2, 3))
+    np.testing.assert_allclose(pow_backward(g, a, b).detach().numpy(), expect, rtol=1e-13)
+    assert gradcheck(lambda g, a: pow_backward(g, a, b), [g, a])
+    assert gradgradcheck(lambda g, a: pow_backward(g, a, b), [g, a])
+
+
+@pytest.mark.parametrize("p", [4, 3, 2.5])
+def test_third_derivative_of_pow_matches_torch(p):
+    """Three nested grads of ``(x ** p).sum()`` (through PowBackwardBackward's own rule
+    under create_graph) against PyTorch, which differentiates its three-op composite."""
+    xn = np.random.default_rng(8).random(5) + 0.5
+
+    def third(m, x):
+        (g,) = m.autograd.grad((x ** p).sum(), [x], create_graph=True)
+        (h,) = m.autograd.grad((g * g).sum(), [x], create_graph=True)
+        (k,) = m.autograd.grad((h * x).sum(), [x])
+        return g, h, k
+
+    x = rg.tensor(xn, requires_grad=True)
+    assert type(third(rg, x)[0].grad_fn).__name__ == "PowBackwardBackward0"
+    tx = torch.tensor(xn, requires_grad=True)
+    for ours, theirs in zip(third(rg, x), third(torch, tx)):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)

@@ -597,24 +597,26 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 "retain_graph=True on the first backward call if you need to backward twice."
             )
         stamps = node._versions  # flat: (counter, snapshot, saved index) * k
-        if stamps:
-            for k in range(0, len(stamps), 3):
-                if stamps[k] != stamps[k + 1]:
-                    node._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
-        nexts = next_entries(node)
+        if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
+            node.validate_versions()
         formula = type(node)._formula
         if create_graph:
             outs = node.apply_for_graph(buf)
-        elif formula:  # the fast path: the rule on raw arrays, no method frames in between
-            outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
-                             masks.get(node, nexts) if masks else nexts)
+            nexts = next_entries(node)
+            bare = False
         else:
-            outs = node.apply(buf)
-        if len(outs) != len(nexts):
-            raise RetrogradError(
-                f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
-                "(one per input of its forward)"
-            )
+            nexts = node._next
+            bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
+            if formula:  # the fast path: the rule on raw arrays, no method frames between
+                outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                                 FIRST_ONLY if bare else masks.get(node, nexts))
+            else:
+                outs = node.apply(buf)
+                if bare:
+                    nexts = next_entries(node)
+                    bare = False
+        if not bare and len(outs) != len(nexts):
+            _raise_count(node, outs, nexts)
         if node._hooks is not None and node._hooks.post:
             outs = post_hooks(node, outs, buf, create_graph)
         if anomaly:
@@ -630,6 +632,21 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 node.release_saved()
             if tracer is not None:
                 tracer.event("release", node=node)
+        if bare:
+            g = outs[0]
+            if g is not None:
+                b = pending.get(nexts)
+                if b is None:
+                    b = pending[nexts] = [None] * nexts._nin
+                    b[0] = g
+                elif b[0] is None:
+                    b[0] = g
+                else:
+                    b[0] = b[0] + g
+                if tracer is not None:
+                    tracer.event("arrive", node=nexts, slot=0, value=arr(g), total=arr(b[0]),
+                                 source=node)
+            continue
         for edge, g in zip(nexts, outs):
             if edge is None or g is None:
                 continue

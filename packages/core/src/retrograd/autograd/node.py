@@ -284,13 +284,16 @@ class FormulaNode(Node):
 
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         saved = self.unpack_saved()
-        outs = self.rule(_graph_ops(), grad_outputs[0], saved, self._attrs, next_entries(self))
+        outs = self.rule(_GRAPH_F[0] if _GRAPH_F else _graph_ops(), grad_outputs[0], saved,
+                         self._attrs, next_entries(self))
         return _with_history(outs, saved, grad_outputs)
 
     def unpack_saved(self) -> tuple[Any, ...]:
         """Saved values as tensors: inputs as the original tensors (so a second derivative
         reaches them), outputs re-wrapped with this node as their grad_fn."""
-        if self._saved is None:
+        if not self._saved:
+            if self._saved is not None:
+                return ()  # the rule needs no values (sum, add...)
             from ..errors import GraphFreedError
 
             raise GraphFreedError(

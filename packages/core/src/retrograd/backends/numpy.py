@@ -136,6 +136,8 @@ def _pow(x: Any, p: Any) -> Any:
 
 
 def _is_view(result: Any, base: Any) -> bool:
+    if type(result) is np.ndarray and result.base is None and result is not base:
+        return False  # it owns its memory, and a new array cannot be what ``base`` views
     return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
 
 

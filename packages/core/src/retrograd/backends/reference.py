@@ -55,6 +55,15 @@ def sigmoid_backward(F: Any, g: Any, y: Any) -> Any:
     return F.mul(F.mul(g, y), F.sub(1.0, y))
 
 
+def pow_backward(F: Any, g: Any, a: Any, b: float) -> Any:
+    """``g * d(a ** b)/da`` for a Python-number exponent ``b``."""
+    if b == 0:
+        return F.mul(g, 0.0)
+    if b == 2:  # a ** 1 is a: one kernel fewer, the same values
+        return F.mul(g, F.mul(a, b))
+    return F.mul(g, F.mul(F.pow(a, b - 1), b))
+
+
 def softmax_backward(F: Any, g: Any, y: Any, dim: int) -> Any:
     return F.mul(y, F.sub(g, F.sum(F.mul(g, y), dim, True)))
 
@@ -98,6 +107,7 @@ COMPOSITES: dict[str, Callable[..., Any]] = {
     "relu_backward": relu_backward,
     "tanh_backward": tanh_backward,
     "sigmoid_backward": sigmoid_backward,
+    "pow_backward": pow_backward,
     "softmax_backward": softmax_backward,
     "log_softmax_backward": log_softmax_backward,
     "cross_entropy_backward": cross_entropy_backward,

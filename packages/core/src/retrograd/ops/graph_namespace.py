@@ -49,4 +49,5 @@ GRAPH_F = SimpleNamespace(
     squeeze=shape.squeeze, getitem=shape.getitem, index_backward=shape.index_backward,
     index_zero=shape.index_zero, ones_like=ones_like, zeros_like=zeros_like,
 )
-bind_composites(GRAPH_F.__dict__, GRAPH_F)
+bind_composites(GRAPH_F.__dict__, GRAPH_F, keep={"pow_backward"})
+GRAPH_F.pow_backward = ew.pow_backward  # one recorded node, with its own derivative
