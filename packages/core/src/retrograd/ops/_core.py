@@ -100,6 +100,16 @@ _new = object.__new__
 def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
     """Flat (counter, snapshot, index) stamps for the saved values that come from tensors
     (no reference the garbage collector tracks: see ``retrograd._version``)."""
+    if len(sources) == 1:  # the common case (an activation's output, one input): no list
+        src = sources[0]
+        if src is None:
+            return ()
+        holder = out if type(src) is int else src
+        vc = holder._vc
+        if vc is None:
+            holder._vc = vc = new_counter()
+            return (vc, FRESH, 0)
+        return (vc, bytes(vc), 0)
     flat: list[Any] = []
     i = 0
     for src in sources:
