@@ -244,6 +244,25 @@ def _mlp_grads(seed):
     return loss, (w1, w2)
 
 
+def test_E9_create_graph_records_no_derivative_for_an_input_not_asked_for(monkeypatch):
+    """grad(y, [x], create_graph=True) with y = w * x: the rule gets w's edge masked, so
+    only x's derivative (one mul) is recorded -- none for w, which nobody asked for."""
+    from retrograd.ops.graph_namespace import GRAPH_F
+
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    w = rg.tensor([3.0, 4.0], requires_grad=True)
+    y = (w * x).sum()
+    calls = []
+    real_mul = GRAPH_F.mul
+    monkeypatch.setattr(GRAPH_F, "mul", lambda a, b: calls.append(1) or real_mul(a, b))
+    [gx] = rg.autograd.grad(y, [x], create_graph=True)
+    assert calls == [1]
+    np.testing.assert_array_equal(gx.detach().numpy(), [3.0, 4.0])
+    assert gx.requires_grad  # d(gx)/dw exists: gx = w * 1
+    [gw] = rg.autograd.grad(gx.sum(), [w])
+    np.testing.assert_array_equal(gw.numpy(), [1.0, 1.0])
+
+
 def test_E14_eight_threads_eight_graphs_exact():
     expected = []
     for s in range(8):

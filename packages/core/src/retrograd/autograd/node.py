@@ -283,9 +283,14 @@ class FormulaNode(Node):
                          next_entries(self))
 
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
+        return self.graph_rule(grad_outputs, next_entries(self))
+
+    def graph_rule(self, grad_outputs: Sequence[Any], needs: Sequence[Any]) -> tuple[Any, ...]:
+        """``apply_for_graph`` with the ``needs`` given: the walk masks the inputs whose
+        gradient nobody asked for, so their derivative ops are never recorded."""
         saved = self.unpack_saved()
         outs = self.rule(_GRAPH_F[0] if _GRAPH_F else _graph_ops(), grad_outputs[0], saved,
-                         self._attrs, next_entries(self))
+                         self._attrs, needs)
         return _with_history(outs, saved, grad_outputs)
 
     def unpack_saved(self) -> tuple[Any, ...]:

@@ -175,16 +175,15 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     if len(sizes) < len(shape):
         raise ValueError(f"expand: the number of sizes {list(sizes)} must be >= the number "
                          f"of dimensions of shape {shape}")
-    lead = len(sizes) - len(shape)
-    target = []
-    for i, s in enumerate(sizes):
-        if s == -1:
-            if i < lead:
-                raise ValueError("expand: -1 is not allowed in a new leading dimension")
-            s = shape[i - lead]
-        target.append(s)
+    target = sizes
+    if -1 in sizes:
+        lead = len(sizes) - len(shape)
+        target = tuple(shape[i - lead] if s == -1 and i >= lead else s
+                       for i, s in enumerate(sizes))
+        if -1 in target:
+            raise ValueError("expand: -1 is not allowed in a new leading dimension")
     try:
-        data = x.backend.ops.expand(x._data, tuple(target))
+        data = x.backend.ops.expand(x._data, target)
     except ValueError as exc:
         raise ValueError(
             f"expand: shape {shape} cannot be expanded to {tuple(target)}"
