@@ -44,7 +44,7 @@ GRAPH_F = SimpleNamespace(
     sum=_sum, mean=reduction.mean, amax=reduction.amax, logsumexp=reduction.logsumexp,
     softmax=nn.softmax, log_softmax=nn.log_softmax,
     one_hot=_one_hot, ce_probs=_ce_probs,
-    matrix_transpose=shape.matrix_transpose, reduce_to=shape.sum_to, expand=shape.expand,
+    matrix_transpose=shape.matrix_transpose, reduce_to=shape.sum_to, expand=shape.expand_to,
     reshape=shape.reshape, permute=shape.permute, unsqueeze=shape.unsqueeze,
     squeeze=shape.squeeze, getitem=shape.getitem, index_backward=shape.index_backward,
     index_zero=shape.index_zero, ones_like=ones_like, zeros_like=zeros_like,

@@ -13,8 +13,9 @@ from ..tensor import Tensor
 from ._core import check_device, record
 
 __all__ = [
-    "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "flatten",
-    "getitem", "cat", "stack", "sum_to", "index_backward", "index_zero", "matrix_transpose",
+    "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
+    "flatten", "getitem", "cat", "stack", "sum_to", "index_backward", "index_zero",
+    "matrix_transpose",
 ]
 
 
@@ -182,15 +183,21 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
                        for i, s in enumerate(sizes))
         if -1 in target:
             raise ValueError("expand: -1 is not allowed in a new leading dimension")
+    return expand_to(x, target)
+
+
+def expand_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``expand`` for a shape already resolved (a tuple of ints, no -1): what derivative
+    rules call under create_graph (``GRAPH_F.expand``)."""
     try:
-        data = x.backend.ops.expand(x._data, target)
+        data = x.backend.ops.expand(x._data, shape)
     except ValueError as exc:
         raise ValueError(
-            f"expand: shape {shape} cannot be expanded to {tuple(target)}"
+            f"expand: shape {x.shape} cannot be expanded to {tuple(shape)}"
         ) from exc
     out = _view_result(x, data)
     if _grad.enabled and x._requires_grad:
-        record(ExpandBackward, out, (x,), (), (), shape)
+        record(ExpandBackward, out, (x,), (), (), tuple(x._data.shape))
     return out
 
 
