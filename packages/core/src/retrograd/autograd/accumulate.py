@@ -43,7 +43,9 @@ class AccumulateGrad(Node):
 
 
 def accumulator_of(leaf: Any) -> AccumulateGrad:
-    ex = leaf._x()
+    ex = leaf._extra
+    if ex is None:
+        ex = leaf._x()
     ref = ex.acc
     acc = ref() if ref is not None else None
     if acc is None:
