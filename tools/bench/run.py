@@ -20,6 +20,7 @@ import shlex
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -185,6 +186,8 @@ def main(argv: list[str]) -> int:
         for run in sub["runs"]
         if "error" in run
     ]
+    if args.quick:
+        errors += _smoke_tools(log)
     checks = [
         row for meas in done if meas["mode"] == "check" for row in check.check_measurement(meas)
     ]
@@ -221,6 +224,32 @@ def main(argv: list[str]) -> int:
         log(f"ERROR {e['measurement']} [{e['subject']}]:\n{e['error']}")
     failed_checks = [c for c in checks if not c["ok"]]
     return 1 if errors or failed_checks else 0
+
+
+def _smoke_tools(log: Callable[[str], None]) -> list[dict[str, str]]:
+    """--quick: the profiling helpers run (tiny sizes), so CI notices when one breaks."""
+    import subprocess
+    import tempfile
+
+    import spy_report
+
+    here = Path(__file__).resolve().parent
+    errors = []
+    for cmd in (["interleave_w3.py", "--batch", "8", "--dtype", "f32", "--reps", "1"],
+                ["spin.py", "W5", "--seconds", "0.2"]):
+        log(f"[tools] {' '.join(cmd)}")
+        proc = subprocess.run([sys.executable, str(here / cmd[0]), *cmd[1:]],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            errors.append({"measurement": "tools", "subject": cmd[0], "error": proc.stderr})
+    with tempfile.NamedTemporaryFile("w", suffix=".raw", delete=False) as fh:
+        fh.write("main (spin.py:50);_spin (spin.py:70);rep (w5_double.py:49) 3\n"
+                 "main (spin.py:41);load (libs.py:122) 5\n")
+    text = spy_report.report(fh.name, top=5, function=None)
+    Path(fh.name).unlink()
+    if "3 samples in the repetition" not in text or "100.0%  rep (w5_double.py)" not in text:
+        errors.append({"measurement": "tools", "subject": "spy_report.py", "error": text})
+    return errors
 
 
 if __name__ == "__main__":
