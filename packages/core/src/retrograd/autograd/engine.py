@@ -565,6 +565,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
     anomaly = _anomaly.enabled
     acc_type = AccumulateGrad
     node: Any
+    nexts: Any  # a tuple of entries, or one destination node (a bare edge)
     for node in order:
         buf = pending.pop(node, None)
         if buf is None:

@@ -202,7 +202,7 @@ def _pow_backward_rule(F: Any, gg: Any, saved: Any, attrs: Any, needs: Any) -> t
 PowBackwardBackward = formula_node("PowBackwardBackward0", _pow_backward_rule, arity=2)
 
 
-def pow_backward(g: Tensor, a: Tensor, b: Scalar) -> Tensor:
+def pow_backward(g: Tensor, a: Tensor, b: float) -> Tensor:
     """The gradient ``g * b * a**(b-1)`` of ``a ** b`` for a number ``b``, differentiable in
     ``g`` and ``a`` (``g`` and ``a`` have one shape: a number exponent broadcasts nothing)."""
     be = a.backend
