@@ -624,7 +624,9 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 if bare:
                     nexts = next_entries(node)
                     bare = False
-        if not bare and len(outs) != len(nexts):
+        if bare:
+            nexts = (nexts,)  # its one edge: the hand-off below pairs it with outs[0] only
+        elif len(outs) != len(nexts):
             _raise_count(node, outs, nexts)
         if node._hooks is not None and node._hooks.post:
             outs = post_hooks(node, outs, buf, create_graph)
@@ -641,21 +643,6 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 node.release_saved()
             if tracer is not None:
                 tracer.event("release", node=node)
-        if bare:
-            g = outs[0]
-            if g is not None:
-                b = pending.get(nexts)
-                if b is None:
-                    b = pending[nexts] = [None] * nexts._nin
-                    b[0] = g
-                elif b[0] is None:
-                    b[0] = g
-                else:
-                    b[0] = b[0] + g
-                if tracer is not None:
-                    tracer.event("arrive", node=nexts, slot=0, value=arr(g), total=arr(b[0]),
-                                 source=node)
-            continue
         for edge, g in zip(nexts, outs):
             if edge is None or g is None:
                 continue
