@@ -47,13 +47,7 @@ def main(argv: list[str]) -> int:
     ad = libs.load(args.lib, backend=args.backend, threads=args.threads)
     if args.lib == "retrograd":
         ad.set_fusion(args.fusion == "on")
-    params: dict = {"dtype": args.dtype}
-    if args.workload == "W1":
-        params["steps"] = args.steps
-    elif args.workload == "W2":
-        params["k"] = 1000
-    elif args.workload in ("W3", "W4"):
-        params["batch"] = args.batch
+    params = workloads.params_for(args.workload, args.dtype, args.steps, args.batch)
     case = workloads.module(args.workload).make_case(args.lib, params, ad)
     case.warmup()
 

@@ -40,13 +40,7 @@ def main(argv: list[str]) -> int:
     import workloads
 
     ad = None if args.lib == "numpy" else libs.load(args.lib, threads=args.threads)
-    params: dict = {"dtype": args.dtype}
-    if args.workload == "W1":
-        params["steps"] = args.steps
-    elif args.workload == "W2":
-        params["k"] = 1000
-    elif args.workload in ("W3", "W4"):
-        params["batch"] = args.batch
+    params = workloads.params_for(args.workload, args.dtype, args.steps, args.batch)
     case = workloads.module(args.workload).make_case(args.lib, params, ad)
     case.warmup()
     if args.phase == "forward" and args.workload == "W1" and ad is not None:

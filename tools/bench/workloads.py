@@ -24,5 +24,18 @@ DESCRIPTIONS = {
 }
 
 
+def params_for(workload: str, dtype: str, steps: int, batch: int) -> dict:
+    """A workload's parameters as the profiling tools choose them (``profile_w1.py``,
+    ``spin.py``): W1's chain length, W2's K = 1000, W3/W4's batch."""
+    params: dict = {"dtype": dtype}
+    if workload == "W1":
+        params["steps"] = steps
+    elif workload == "W2":
+        params["k"] = 1000
+    elif workload in ("W3", "W4"):
+        params["batch"] = batch
+    return params
+
+
 def module(workload: str) -> ModuleType:
     return importlib.import_module(MODULES[workload])
