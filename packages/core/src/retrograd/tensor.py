@@ -160,9 +160,17 @@ class Tensor:
         return ex
 
     def _counter(self) -> VersionCounter:
+        """This tensor's version counter, made on first need. An op's output gets none when
+        it is made (see ``ops._core._stamp``): if its node saved it, the counter made here is
+        the one that node now watches (``Node._output_counter``)."""
         vc = self._vc
         if vc is None:
-            vc = self._vc = new_counter()
+            fn = self.grad_fn
+            if fn is not None:
+                vc = fn._output_counter(self)
+            if vc is None:
+                vc = new_counter()
+            self._vc = vc
         return vc
 
     # -- metadata -------------------------------------------------------------------------

@@ -130,3 +130,105 @@ def test_constant_operand_changed_after_use(name):
     else:
         np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-12,
                                    err_msg=f"{name}: silently wrong gradient")
+
+
+# An op's output is stamped lazily (ops._core._stamp): it gets a version counter only when
+# something first needs one -- an in-place op, a view, detach(), a later op that saves it, a
+# double backward that re-wraps it. Each of those routes must leave the node that saved the
+# output watching the same counter.
+OUT_OPS = {
+    "exp": lambda L, x: x.exp(),
+    "tanh": lambda L, x: x.tanh(),
+    "sigmoid": lambda L, x: L.sigmoid(x),
+    "relu": lambda L, x: L.relu(x - 0.8),
+    "sqrt": lambda L, x: x.sqrt(),
+    "c/x": lambda L, x: 2.0 / x,
+    "softmax": lambda L, x: L.nn.functional.softmax(x, dim=1),
+    "x*c": lambda L, x: x * 0.5,
+    "x**3": lambda L, x: x ** 3,
+}
+
+
+def _no_grad_mul(L, y):
+    with L.no_grad():
+        y.mul_(2.0)
+
+
+def _detach_mul(L, y):
+    y.detach().mul_(2.0)
+
+
+def _view_mul(L, y):
+    with L.no_grad():
+        y[0].mul_(2.0)
+
+
+def _recorded_mul(L, y):
+    y.mul_(2.0)
+
+
+def _saved_then_mul(L, y):
+    _ = y * y  # saves y: its counter is made here, by the later op
+    with L.no_grad():
+        y.mul_(2.0)
+
+
+MODIFY = {"no_grad": _no_grad_mul, "detach": _detach_mul, "view": _view_mul,
+          "recorded": _recorded_mul, "saved_by_later_op": _saved_then_mul}
+
+
+def _run_out(lib, name: str, route: str | None):
+    x = lib.tensor(X0.tolist(), dtype=lib.float64, requires_grad=True)
+    y = OUT_OPS[name](lib, x)
+    loss = (y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum()
+    if route is not None:
+        MODIFY[route](lib, y)
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        return e
+    return np.array(x.grad.detach().numpy(), copy=True)
+
+
+def _check_against_torch(name: str, reference, torch_out, ours) -> None:
+    if isinstance(ours, BaseException):
+        assert isinstance(ours, rg.VersionMismatch), f"{name}: {type(ours).__name__}: {ours}"
+        assert not isinstance(torch_out, np.ndarray), f"{name}: refused a legal change: {ours}"
+    else:
+        assert isinstance(torch_out, np.ndarray) or name in ("x*c",), (
+            f"{name}: PyTorch refuses this in-place change ({torch_out}); retrograd ran")
+        np.testing.assert_allclose(ours, reference, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"{name}: silently wrong gradient")
+
+
+@pytest.mark.parametrize("route", list(MODIFY))
+@pytest.mark.parametrize("name", list(OUT_OPS))
+def test_output_changed_in_place_after_use(name, route):
+    reference = _run_out(torch, name, None)
+    torch_out = _run_out(torch, name, route)
+    ours = _run_out(rg, name, route)
+    _check_against_torch(f"{name} via {route}", reference, torch_out, ours)
+
+
+def _run_out_double(lib, name: str, modify: bool):
+    """The output re-wrapped by a double backward (``unpack_saved``) before it had a counter,
+    then changed through the original tensor."""
+    x = lib.tensor(X0.tolist(), dtype=lib.float64, requires_grad=True)
+    y = OUT_OPS[name](lib, x)
+    (g,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
+    if modify:
+        with lib.no_grad():
+            y.mul_(2.0)
+    try:
+        (g * g).sum().backward()
+    except RuntimeError as e:
+        return e
+    return np.array(x.grad.detach().numpy(), copy=True)
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "sqrt", "c/x"])
+def test_output_rewrapped_by_double_backward_then_changed(name):
+    reference = _run_out_double(torch, name, False)
+    torch_out = _run_out_double(torch, name, True)
+    ours = _run_out_double(rg, name, True)
+    _check_against_torch(name, reference, torch_out, ours)

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from .._version import FRESH, new_counter
 from ..errors import DoubleBackwardUnsupported, VersionMismatch
 from ..tensor import Tensor
 
@@ -214,6 +215,11 @@ class Node:
     def _saved_shape(self, index: int) -> tuple[int, ...] | str:
         return "?"
 
+    def _output_counter(self, t: Tensor) -> Any:
+        """The version counter ``t`` (an output of this node) must use when it first needs
+        one, if this node saved ``t`` without stamping it; None otherwise."""
+        return None
+
     # -- hooks --------------------------------------------------------------------------
     def _hook_table(self) -> _Hooks:
         if self._hooks is None:
@@ -320,6 +326,32 @@ class FormulaNode(Node):
                 out.append(Tensor(arr, self._backend))
         return tuple(out)
 
+    def _output_counter(self, t: Tensor) -> Any:
+        """``t``'s first version counter, if this node saved ``t`` (its output ``nr``)
+        lazily: see ``ops._core._stamp``. Until now ``t`` had no counter, so it is at version
+        0 and the stamp is ``FRESH``; a counter this node already made for the same saved
+        value (``_counter_for``, a double backward re-wrapping it) is shared, as the two
+        tensors share the array."""
+        sources = self._sources
+        if not sources or not self._saved:
+            return None
+        nr = t._output_nr
+        i = 0
+        for src in sources:
+            if type(src) is int and src == nr:
+                return self._counter_of_saved(i)
+            i += 1
+        return None
+
+    def _counter_of_saved(self, index: int) -> Any:
+        stamps = self._versions
+        for k in range(0, len(stamps), 3):
+            if stamps[k + 2] == index:
+                return stamps[k]
+        vc = new_counter()
+        self._versions = stamps + (vc, FRESH, index)
+        return vc
+
     def saved_arrays(self) -> list[Any]:
         if self._saved is None:
             return []
@@ -378,13 +410,13 @@ def _with_history(outs: Any, saved: Any, grads: Any) -> tuple[Any, ...]:
 
 
 def _counter_for(node: FormulaNode, arr: Any) -> Any:
+    """The counter of the saved output ``arr``, re-wrapped as a tensor by ``unpack_saved``:
+    the one the node stamped, made now (and stamped) if the output never needed one."""
     saved = node._saved or ()
-    stamps = node._versions
-    for k in range(0, len(stamps), 3):
-        if saved[stamps[k + 2]] is arr:
-            return stamps[k]
-    from .._version import new_counter
-
+    sources = node._sources or ()
+    for i, src in enumerate(sources):
+        if saved[i] is arr and type(src) is int:
+            return node._counter_of_saved(i)
     return new_counter()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._version import FRESH, new_counter, rebased_of
+from .._version import FRESH, rebased_of
 from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
@@ -99,28 +99,41 @@ _new = object.__new__
 
 def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
     """Flat (counter, snapshot, index) stamps for the saved values that come from tensors
-    (no reference the garbage collector tracks: see ``retrograd._version``)."""
+    (no reference the garbage collector tracks: see ``retrograd._version``).
+
+    The op's own output is stamped lazily: a fresh output has no version counter yet, and
+    nothing can change it in place without first giving it one (``Tensor._counter``), which
+    then stamps this node at version 0 (``FormulaNode._output_counter``). Most outputs never
+    get a counter, so most nodes that save their output (tanh, relu, exp ...) hold no stamp
+    at all: one counter and one tuple fewer per node to allocate, and for the garbage
+    collector to scan while the graph lives (W1's forward, ``docs/performance.md``)."""
     if len(sources) == 1:  # the common case (an activation's output, one input): no list
         src = sources[0]
         if src is None:
             return ()
-        holder = out if type(src) is int else src
-        vc = holder._vc
+        if type(src) is int:
+            vc = out._vc
+            return () if vc is None else (vc, bytes(vc), 0)
+        vc = src._vc
         if vc is None:
-            holder._vc = vc = new_counter()
-            return (vc, FRESH, 0)
+            vc = src._counter()
+            return (vc, FRESH if vc == FRESH else bytes(vc), 0)
         return (vc, bytes(vc), 0)
     flat: list[Any] = []
     i = 0
     for src in sources:
         if src is not None:
-            holder = out if type(src) is int else src
-            vc = holder._vc
-            if vc is None:
-                holder._vc = vc = new_counter()
-                flat += (vc, FRESH, i)
+            if type(src) is int:
+                vc = out._vc
+                if vc is not None:
+                    flat += (vc, bytes(vc), i)
             else:
-                flat += (vc, bytes(vc), i)
+                vc = src._vc
+                if vc is None:
+                    vc = src._counter()
+                    flat += (vc, FRESH if vc == FRESH else bytes(vc), i)
+                else:
+                    flat += (vc, bytes(vc), i)
         i += 1
     return tuple(flat)
 

@@ -71,12 +71,16 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
                 else (sa, sb)
             if save is None:
                 record(cls, out, (ta, tb), (), (), attrs)
+            elif save == "cross" and tb is None:  # tensor * scalar: d/da needs the scalar
+                record(cls, out, (ta, tb), _scalar_saved(bd, 1), (), attrs)
+            elif save == "cross" and ta is None:
+                record(cls, out, (ta, tb), _scalar_saved(ad, 0), (), attrs)
             elif save == "cross":
                 sa_src = ta if rb else None
                 sb_src = tb if ra else None
                 srcs = () if sa_src is None and sb_src is None else (sa_src, sb_src)
                 record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None), srcs, attrs)
-            elif save == "div" and ta is None:  # scalar / tensor: d/db = -out**2 / a
+            elif save == "div" and ta is None:  # 1 / tensor: d/db = -out**2
                 record(cls, out, (ta, tb), (ad, None, data), (None, None, 0), attrs)
             elif save == "div":  # a/b: d/da needs only b; d/db needs a and b
                 record(cls, out, (ta, tb), (ad if rb else None, bd),
@@ -84,6 +88,24 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
             else:
                 record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
     return out
+
+
+_SCALAR_SAVED: dict[int, tuple[Any, Any]] = {}
+
+
+def _scalar_saved(c: Any, pos: int) -> tuple[Any, Any]:
+    """The saved pair of ``tensor * c`` -- ``(None, c)``, or ``(c, None)`` for ``c * tensor``
+    -- one shared tuple per scalar object instead of one per node: a loop multiplying by the
+    same constant keeps no per-node tuple alive for the garbage collector to scan (W1).
+    Keyed by the object's identity (exact: 0.0 and -0.0, nan), which the cached tuple keeps
+    alive; the cache is bounded."""
+    key = id(c) << 1 | pos
+    pair = _SCALAR_SAVED.get(key)
+    if pair is None:
+        if len(_SCALAR_SAVED) >= 256:
+            _SCALAR_SAVED.clear()
+        pair = _SCALAR_SAVED[key] = (None, c) if pos else (c, None)
+    return pair
 
 
 # -- add / sub ---------------------------------------------------------------------------------
@@ -130,19 +152,20 @@ def _mul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
 
 
 def _div_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
-    if len(saved) == 3:  # scalar / tensor: like reciprocal, only the output is kept
-        a, _unused, out = saved
-        if a == 0:
-            return None, F.mul(g, 0.0)
-        return None, F.mul(F.neg(g), F.div(F.mul(out, out), a))
     a, b = saved
     ga = _reduced(F, F.div(g, b), attrs, 0) if needs[0] else None
     gb = _reduced(F, F.neg(F.div(F.mul(g, a), F.mul(b, b))), attrs, 1) if needs[1] else None
     return ga, gb
 
 
+def _reciprocal_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    """``1 / x`` (inputs: the scalar 1.0, x): d/dx = -g * out**2; only the output is kept."""
+    return None, F.mul(F.neg(g), F.mul(saved[2], saved[2]))
+
+
 MulBackward = formula_node("MulBackward0", _mul_rule, arity=2)
 DivBackward = formula_node("DivBackward0", _div_rule, arity=2)
+ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity=2)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -150,6 +173,11 @@ def mul(a: Any, b: Any) -> Tensor:
 
 
 def div(a: Any, b: Any) -> Tensor:
+    if isinstance(a, Scalar) and isinstance(b, Tensor):
+        # ``c / x`` is PyTorch's ``x.reciprocal() * c``: the same values to the bit, and the
+        # same two nodes. The reciprocal saves its own output, an array no user holds, so
+        # changing ``c / x`` in place before the backward is legal, as in PyTorch.
+        return mul(_binary("div", ReciprocalBackward, 1.0, b, "div"), a)
     return _binary("div", DivBackward, a, b, "div")
 
 

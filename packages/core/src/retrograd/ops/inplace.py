@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._version import bump
+from .._version import bump, new_counter
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
@@ -53,8 +53,12 @@ def _inplace(
                 "gradients is not supported by retrograd (it does not rebase views); apply "
                 "the op to the base tensor, use an out-of-place op, or use no_grad()"
             )
+        # t's counter first, while t.grad_fn is still the node that may have saved t
+        # unstamped (ops._core._stamp): that node must see the bump below
+        vc = t._counter()
         old_data = be.ops.copy(t._data) if needs_old else t._data
         old = Tensor(old_data, be, t._requires_grad, t.grad_fn, t._output_nr)
+        old._vc = new_counter()  # t's value before the op: a counter of its own
         res = out_of_place(old)
         if res.shape != t.shape:
             raise ValueError(
@@ -65,7 +69,7 @@ def _inplace(
         t.grad_fn = res.grad_fn
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
-        bump(t._counter(), rebase=True)
+        bump(vc, rebase=True)
         return t
     try:
         raw_apply(t._data)
