@@ -17,6 +17,9 @@ __all__ = ["record", "edge_of", "binary_operands", "check_device", "Scalar"]
 
 Scalar = (int, float)
 
+# ``sources`` of an op that saves only its own (fresh) output: ``record`` skips ``_stamp``
+OUTPUT = (0,)
+
 
 def edge_of(t: Tensor | None) -> Any:
     """The edge a gradient for ``t`` travels: its grad_fn slot, or its leaf accumulator."""
@@ -61,7 +64,10 @@ def record(
     slots are set here rather than in an ``__init__`` frame (``FormulaNode.__init__`` stays
     the readable form of the same thing; ``test_node_slots_match_init`` holds them equal).
     """
-    stamps: tuple[Any, ...] = _stamp(out, sources) if sources else ()
+    if not sources or (sources is OUTPUT and out._vc is None):
+        stamps: tuple[Any, ...] = ()  # nothing to stamp, or only the fresh output (lazy)
+    else:
+        stamps = _stamp(out, sources)
     t = inputs[0]
     if t is None or not t._requires_grad:
         first = None

@@ -12,7 +12,7 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import Scalar, binary_operands, broadcast_error, check_device, record
+from ._core import OUTPUT, Scalar, binary_operands, broadcast_error, check_device, record
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
@@ -72,9 +72,11 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
             if save is None:
                 record(cls, out, (ta, tb), (), (), attrs)
             elif save == "cross" and tb is None:  # tensor * scalar: d/da needs the scalar
-                record(cls, out, (ta, tb), _scalar_saved(bd, 1), (), attrs)
+                record(cls, out, (ta, tb),
+                       _SCALAR_SAVED.get(id(bd) << 1 | 1) or _scalar_saved(bd, 1), (), attrs)
             elif save == "cross" and ta is None:
-                record(cls, out, (ta, tb), _scalar_saved(ad, 0), (), attrs)
+                record(cls, out, (ta, tb),
+                       _SCALAR_SAVED.get(id(ad) << 1) or _scalar_saved(ad, 0), (), attrs)
             elif save == "cross":
                 sa_src = ta if rb else None
                 sb_src = tb if ra else None
@@ -260,7 +262,7 @@ def _unary(name: str, cls: Any, x: Any, save: str | None) -> Tensor:
     out = Tensor(data, be)
     if _grad.enabled and x._requires_grad:
         if save == "out":
-            record(cls, out, (x,), (data,), (0,))
+            record(cls, out, (x,), (data,), OUTPUT)
         elif save == "in":
             record(cls, out, (x,), (x._data,), (x,))
         else:

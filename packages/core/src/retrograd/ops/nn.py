@@ -8,7 +8,7 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import check_device, record
+from ._core import OUTPUT, check_device, record
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss"]
 
@@ -43,7 +43,7 @@ def _softmax_like(name: str, cls: Any, x: Tensor, dim: int | None) -> Tensor:
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and x._requires_grad:
-        record(cls, out, (x,), (data,), (0,), d if x.ndim else None)
+        record(cls, out, (x,), (data,), OUTPUT, d if x.ndim else None)
     return out
 
 
