@@ -369,6 +369,8 @@ class Tensor:
     def detach_(self) -> Tensor:
         if self._base is not None and self._base._requires_grad:
             raise RetrogradError("detach_() on a view of a tensor that requires grad is refused")
+        if self.grad_fn is not None:
+            self._counter()  # the node that saved this output keeps watching it (E7)
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False

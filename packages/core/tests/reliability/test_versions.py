@@ -173,8 +173,14 @@ def _saved_then_mul(L, y):
         y.mul_(2.0)
 
 
+def _detach_in_place_then_mul(L, y):
+    y.detach_()  # y leaves the graph; the node that saved it stays in the loss's graph
+    y.mul_(2.0)
+
+
 MODIFY = {"no_grad": _no_grad_mul, "detach": _detach_mul, "view": _view_mul,
-          "recorded": _recorded_mul, "saved_by_later_op": _saved_then_mul}
+          "recorded": _recorded_mul, "saved_by_later_op": _saved_then_mul,
+          "detach_": _detach_in_place_then_mul}
 
 
 def _run_out(lib, name: str, route: str | None):
