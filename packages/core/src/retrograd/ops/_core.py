@@ -117,29 +117,17 @@ def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:
         src = sources[0]
         if src is None:
             return ()
-        if type(src) is int:
-            vc = out._vc
-            return () if vc is None else (vc, bytes(vc), 0)
-        vc = src._vc
-        if vc is None:
-            vc = src._counter()
-            return (vc, FRESH if vc == FRESH else bytes(vc), 0)
-        return (vc, bytes(vc), 0)
+        # a counter is 16 bytes, never falsy; an input without one gets it (and may stamp
+        # the node that saved it as an output) through Tensor._counter
+        vc = out._vc if type(src) is int else (src._vc or src._counter())
+        return () if vc is None else (vc, FRESH if vc == FRESH else bytes(vc), 0)
     flat: list[Any] = []
     i = 0
     for src in sources:
         if src is not None:
-            if type(src) is int:
-                vc = out._vc
-                if vc is not None:
-                    flat += (vc, bytes(vc), i)
-            else:
-                vc = src._vc
-                if vc is None:
-                    vc = src._counter()
-                    flat += (vc, FRESH if vc == FRESH else bytes(vc), i)
-                else:
-                    flat += (vc, bytes(vc), i)
+            vc = out._vc if type(src) is int else (src._vc or src._counter())
+            if vc is not None:  # None: the op's fresh output, stamped lazily
+                flat += (vc, FRESH if vc == FRESH else bytes(vc), i)
         i += 1
     return tuple(flat)
 
