@@ -202,3 +202,61 @@ def test_unknown_device():
         rg.ones(2, device="tpu")
     with pytest.raises(ValueError, match="invalid device string"):
         rg.ones(2, device="cpu:x")
+
+
+class _TwoDevices(Backend):
+    """NumPy arrays on two devices, 0 and 1: the arrays put on device 1 are kept in a list
+    (held, so that no other array can take one's identity; a real multi-device backend --
+    CuPy -- asks the array). The device checks of the ops compare
+    devices only on a backend like this one (``Backend.multi_device``)."""
+
+    def __init__(self) -> None:
+        super().__init__("twodev", np)
+        self.on_device_1: list = []
+
+    def device_index(self, array):
+        return 1 if any(a is array for a in self.on_device_1) else 0
+
+
+@pytest.fixture
+def two_devices():
+    be = _TwoDevices()
+    register_backend("twodev", be)
+    yield be
+    unregister_backend("twodev")
+
+
+def test_multi_device_is_known_from_device_index(two_devices):
+    assert two_devices.multi_device
+    assert not rg.ones(1).backend.multi_device
+    assert not Backend("plain", np).multi_device
+
+
+def test_ops_refuse_operands_on_two_devices_of_one_backend(two_devices):
+    def on(device_index, *shape, dtype=rg.float64, requires_grad=False):
+        t = rg.ones(*shape, device="twodev", dtype=dtype, requires_grad=requires_grad)
+        if device_index == 1:
+            two_devices.on_device_1.append(t._data)
+        return t
+
+    x, w, b = on(0, 4, 3), on(1, 2, 3, requires_grad=True), on(0, 2)
+    cases = {
+        "linear": lambda: rg.nn.functional.linear(x, w, b),
+        "matmul": lambda: x @ on(1, 3, 2),
+        "mul": lambda: x * on(1, 4, 3),
+        "add": lambda: on(1, 4, 3) + x,
+        "cross_entropy": lambda: rg.nn.functional.cross_entropy(
+            on(0, 4, 3), on(1, 4, dtype=rg.int64)),
+        "cat": lambda: rg.cat([x, on(1, 4, 3)]),
+        "where": lambda: rg.where(on(0, 4, 3) > 0, x, on(1, 4, 3)),
+        "add_": lambda: x.add_(on(1, 4, 3)),
+    }
+    for op, call in cases.items():
+        with pytest.raises(rg.RetrogradError, match=rf"{op}.*twodev:0.*twodev:1|"
+                                                    rf"{op}.*twodev:1.*twodev:0"):
+            call()
+    assert (x._data == 1).all()  # add_ left it unchanged
+    assert w.grad is None
+    # one device: all of them run
+    y = rg.nn.functional.linear(x, on(0, 2, 3, requires_grad=True), b) * on(0, 4, 2)
+    assert y.shape == (4, 2)

@@ -17,14 +17,15 @@ from typing import Any
 
 from ..ops.elementwise import ReluBackward, SigmoidBackward, TanhBackward
 from ..ops.linalg import LinearBackward
-from .node import Node, edge_node, next_entries
+from .node import Node, next_entries
 
 __all__ = ["fuse_order", "FusedLinearActivation"]
 
+# activation node class -> (the fused kernel, the activation's in-place derivative kernel)
 _KERNELS = {
-    ReluBackward: "linear_relu_backward",
-    TanhBackward: "linear_tanh_backward",
-    SigmoidBackward: "linear_sigmoid_backward",
+    ReluBackward: ("linear_relu_backward", "relu_backward_"),
+    TanhBackward: ("linear_tanh_backward", "tanh_backward_"),
+    SigmoidBackward: ("linear_sigmoid_backward", "sigmoid_backward_"),
 }
 
 
@@ -35,7 +36,8 @@ class FusedLinearActivation(Node):
 
     fused = True
 
-    def __init__(self, act: Any, linear: Any, kernel: str, release_act: bool = False) -> None:
+    def __init__(self, act: Any, linear: Any, kernels: tuple[str, str],
+                 release_act: bool = False) -> None:
         Node.__init__(self, next_entries(linear))
         # True when the walk keeps no graph (retain_graph=False): the activation's saved
         # output is dropped as soon as its derivative is applied, before the matmuls, as the
@@ -44,8 +46,7 @@ class FusedLinearActivation(Node):
         self.release_act = release_act
         self.act = act
         self.linear = linear
-        self.kernel = kernel
-        self.kernel_in_place = type(act).__name__.replace("Backward0", "").lower() + "_backward_"
+        self.kernel, self.kernel_in_place = kernels
         self._backend = linear._backend
         self._versions = act._versions + linear._versions
         self._walk = act._walk
@@ -115,10 +116,17 @@ class FusedLinearActivation(Node):
 
 
 def fuse_order(order: list[Node], captures: Any, retain: bool = True) -> list[Node]:
-    candidates: dict[Node, tuple[Node, str]] = {}
+    """``order`` with each fusable ``LinearBackward -> activation`` pair replaced by one
+    ``FusedLinearActivation`` (at the activation's place); ``order`` itself when none is.
+
+    It runs on every fused walk, so it is kept to two plain passes over the nodes (about as
+    long as the walk's own ``topo_order``): one for the candidate pairs, one counting the
+    consumers of their linear nodes (a pair whose linear output feeds anything else stays)."""
+    candidates: dict[Node, tuple[Node, tuple[str, str]]] | None = None
+    kernels_of = _KERNELS
     for node in order:
-        kernel = _KERNELS.get(type(node))  # type: ignore[arg-type]
-        if kernel is None or node._hooks is not None:
+        kernels = kernels_of.get(type(node))  # type: ignore[arg-type]
+        if kernels is None or node._hooks is not None:
             continue
         # an activation has one input: its _next is bare when that edge goes to slot 0 of a
         # node (a linear output always does), else a 1-tuple -- never a LinearBackward
@@ -129,23 +137,35 @@ def fuse_order(order: list[Node], captures: Any, retain: bool = True) -> list[No
             continue
         if captures is not None and (lin in captures or node in captures):
             continue
-        candidates[lin] = (node, kernel)
-    if not candidates:
+        if candidates is None:
+            candidates = {}
+        candidates[lin] = (node, kernels)
+    if candidates is None:
         return order
     consumers = dict.fromkeys(candidates, 0)
     for node in order:
-        for edge in next_entries(node):
+        nx = node._next
+        if type(nx) is not tuple:  # bare: one edge, to slot 0 of node ``nx``
+            if nx in consumers:
+                consumers[nx] += 1
+            continue
+        for edge in nx:
             if edge is not None:
-                target = edge_node(edge)
+                target = edge[0] if type(edge) is tuple else edge
                 if target in consumers:
                     consumers[target] += 1
     replace: dict[Node, Node] = {}
-    drop: set[Node] = set()
-    for lin, (act, kernel) in candidates.items():
-        if consumers[lin] != 1:
-            continue
-        replace[act] = FusedLinearActivation(act, lin, kernel, release_act=not retain)
-        drop.add(lin)
+    for lin, (act, kernels) in candidates.items():
+        if consumers[lin] == 1:
+            replace[act] = FusedLinearActivation(act, lin, kernels, release_act=not retain)
+            replace[lin] = None  # type: ignore[assignment]
     if not replace:
         return order
-    return [replace.get(n, n) for n in order if n not in drop]
+    fused = []
+    for node in order:
+        if node in replace:
+            node = replace[node]
+            if node is None:  # the linear half of a fused pair
+                continue
+        fused.append(node)
+    return fused

@@ -50,6 +50,10 @@ class Backend:
         self.array_type = array_type if array_type is not None else type(xp.asarray(0.0))
         self._dtype_cache: dict[Any, DType] = {}
         self._xp_dtypes: dict[str, Any] = {}
+        # Whether two of this backend's arrays can sit on different devices: only a backend
+        # that says where an array is (overrides ``device_index``). The ops compare devices
+        # only then -- on a one-device backend ``t.device`` is the same object every time.
+        self.multi_device = type(self).device_index is not Backend.device_index
 
     def override(self, **kernels: Callable[..., Any]) -> None:
         """Replace kernels after construction (used by device packages and by tests)."""

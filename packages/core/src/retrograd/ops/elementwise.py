@@ -12,7 +12,15 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import OUTPUT, Scalar, binary_operands, broadcast_error, check_device, record
+from ._core import (
+    OUTPUT,
+    Scalar,
+    binary_operands,
+    broadcast_error,
+    check_device,
+    record,
+    same_device,
+)
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
@@ -34,8 +42,8 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
         if isinstance(b, Tensor):
             tb = b
             bd = b._data
-            if b.backend is not be:
-                check_device(name, a, b)
+            if b.backend is not be or be.multi_device:
+                check_device(name, a, b)  # raises only when the two devices differ
         elif isinstance(b, Scalar):
             tb = None
             bd = b
@@ -387,9 +395,7 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
     for t in (ta, tb):
-        if t is not None and (t.backend is not cond.backend or t.device != cond.device):
-            from ._core import check_device
-
+        if t is not None and not same_device(cond, t):
             check_device("where", cond, t)
     if ta is None and tb is None:
         raise TypeError("where: at least one of the two values must be a Tensor")

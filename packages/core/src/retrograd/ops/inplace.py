@@ -16,7 +16,7 @@ from .._version import bump, new_counter
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import Scalar, check_device
+from ._core import Scalar, check_device, same_device
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
 
@@ -33,7 +33,7 @@ def _inplace(
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
     for o in operands:
         if isinstance(o, Tensor):
-            if o.backend is not t.backend or o.device != t.device:
+            if not same_device(t, o):
                 check_device(name, t, o)
         elif not isinstance(o, Scalar):
             raise TypeError(f"{name}: unsupported operand type {type(o).__name__}")
@@ -147,7 +147,7 @@ def copy_(t: Tensor, src: Any) -> Tensor:
 
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
-    if src.backend is not t.backend or src.device != t.device:
+    if not same_device(t, src):
         src = to(src, t.device)
     try:
         t.backend.ops.expand(src._data, t._data.shape) if src.shape != t.shape else None
