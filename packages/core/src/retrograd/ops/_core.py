@@ -77,9 +77,16 @@ def record(
         first = edge_of(t)
     if len(inputs) == 1:
         edges = first if first is not None and type(first) is not tuple else (first,)
-    elif len(inputs) == 2 and cls._arity == 2 and first is not None and \
-            type(first) is not tuple and (inputs[1] is None or not inputs[1]._requires_grad):
-        edges = first  # bare: see autograd.node.next_entries
+    elif len(inputs) == 2:
+        t = inputs[1]
+        if t is None or not t._requires_grad:
+            # bare when the first edge goes to slot 0 of a node: see autograd.node.next_entries
+            edges = first if cls._arity == 2 and first is not None and \
+                type(first) is not tuple else (first, None)
+        elif t._base is None and t._output_nr == 0 and t.grad_fn is not None:
+            edges = (first, t.grad_fn)  # the second edge as the first: inline (W2's adds)
+        else:
+            edges = (first, edge_of(t))
     else:
         edges = (first, *map(edge_of, inputs[1:]))
     node = _new(cls)

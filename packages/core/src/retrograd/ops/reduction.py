@@ -66,17 +66,31 @@ def _reduce(name: str, x: Any, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[i
     return Tensor(data, be), axes, data
 
 
+# the attrs of a full sum, one tuple per input shape: W2 sums a thousand (16,) tensors
+_FULL_SUM_ATTRS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+
+
+def _full_sum_attrs(shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape = tuple(shape)
+    attrs = _FULL_SUM_ATTRS.get(shape)
+    if attrs is None:
+        if len(_FULL_SUM_ATTRS) >= 256:
+            _FULL_SUM_ATTRS.clear()
+        attrs = _FULL_SUM_ATTRS[shape] = (shape, (1,) * len(shape))
+    return attrs
+
+
 def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     if dim is None and keepdim is False and type(x) is Tensor:  # the full reduction, inline
         be = x.backend
-        shape = x._data.shape
-        data = be.ops.sum(x._data, tuple(range(len(shape))) if shape else None, False)
+        # axis None: every axis (the Array API's spelling; no per-call tuple of axes)
+        data = be.ops.sum(x._data, None, False)
         if type(data) is not be.array_type:
             data = be.asarray(data)
         out = Tensor(data, be)
         if _grad.enabled and x._requires_grad:
-            shape = tuple(shape)
-            record(SumBackward, out, (x,), (), (), (shape, (1,) * len(shape)))
+            record(SumBackward, out, (x,), (), (), _FULL_SUM_ATTRS.get(x._data.shape) or
+                   _full_sum_attrs(x._data.shape))
         return out
     out, axes, _ = _reduce("sum", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:

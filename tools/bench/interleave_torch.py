@@ -1,0 +1,96 @@
+"""W1, W2 and W5 on retrograd, torch and the NumPy floor in *one* process, repetition by
+repetition: the tightest retrograd/torch ratio this VM allows.
+
+The suite (``run.py``) gives each library its own processes, so that neither can warm or
+pollute the other; the price is the shared VM's per-process lottery (a process is fast or slow
+for its whole life: +-30% between two processes of the same library). Here the three subjects
+share one process and one heap, run one thread each, alternate in an order that rotates every
+repetition, and each ratio is taken pair by pair (retrograd's repetition over torch's of the
+same round), then the median. The workloads are the suite's own cases (``make_case``), so the
+programs are the same ones ``run.py`` times.
+
+    python tools/bench/interleave_torch.py                          # W1 10^3/10^4, W2, W5; f64, f32
+    python tools/bench/interleave_torch.py --workload W2 --dtype f64 --reps 80
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# (workload, params, repetitions by default)
+CONFIGS = [
+    ("W1", {"steps": 1_000}, 150),
+    ("W1", {"steps": 10_000}, 30),
+    ("W2", {"k": 1000}, 60),
+    ("W5", {}, 300),
+]
+
+
+def measure(workload: str, params: dict, reps: int) -> dict[str, dict[str, float]]:
+    """Per metric: retrograd's and torch's medians, and the median of retrograd/torch pairs."""
+    import libs
+    import workloads
+
+    mod = workloads.module(workload)
+    cases = {"numpy": mod.make_case("numpy", params, None),
+             "torch": mod.make_case("torch", params, libs.load("torch", threads=1)),
+             "retrograd": mod.make_case("retrograd", params, libs.load("retrograd"))}
+    for case in cases.values():
+        case.warmup()
+    names = list(cases)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for rep in range(reps):
+        for name in names[rep % 3:] + names[:rep % 3]:
+            runs[name].append(cases[name].rep())
+    out: dict[str, dict[str, float]] = {}
+    for metric in runs["retrograd"][0]:
+        if metric not in runs["torch"][0]:
+            continue
+        rg = [r[metric] for r in runs["retrograd"]]
+        th = [r[metric] for r in runs["torch"]]
+        row = {"retrograd": statistics.median(rg), "torch": statistics.median(th),
+               "ratio_median_of_pairs": statistics.median(a / b for a, b in zip(rg, th)),
+               "ratio_best": min(rg) / min(th)}
+        if metric in runs["numpy"][0]:
+            row["numpy"] = statistics.median(r[metric] for r in runs["numpy"])
+        out[metric] = row
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--workload", action="append", choices=("W1", "W2", "W5"),
+                    help="default: all three")
+    ap.add_argument("--dtype", action="append", choices=("f64", "f32"), help="default: both")
+    ap.add_argument("--reps", type=int, default=0, help="default: per workload (30-300)")
+    args = ap.parse_args(argv)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+    print("| configuration (one thread, one process) | metric | numpy | torch | retrograd | "
+          "retrograd / torch (median of pairs) | (best) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for dtype in args.dtype or ["f64", "f32"]:
+        for workload, params, default_reps in CONFIGS:
+            if args.workload and workload not in args.workload:
+                continue
+            reps = args.reps or default_reps
+            p = {**params, "dtype": dtype}
+            label = " ".join(f"{k}={v}" for k, v in p.items())
+            for metric, r in measure(workload, p, reps).items():
+                if "cpu" in metric:
+                    continue  # the wall-clock figures: one thread, one process, same machine
+                floor = f"{r['numpy']:.2f}" if "numpy" in r else "—"
+                print(f"| {workload} {label} reps={reps} | {metric} | {floor} | "
+                      f"{r['torch']:.2f} | {r['retrograd']:.2f} | "
+                      f"{r['ratio_median_of_pairs']:.3f} | {r['ratio_best']:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
