@@ -108,13 +108,10 @@ def _scalar_saved(c: Any, pos: int) -> tuple[Any, Any]:
     -- one shared tuple per scalar object instead of one per node: a loop multiplying by the
     same constant keeps no per-node tuple alive for the garbage collector to scan (W1).
     Keyed by the object's identity (exact: 0.0 and -0.0, nan), which the cached tuple keeps
-    alive; the cache is bounded."""
-    key = id(c) << 1 | pos
-    pair = _SCALAR_SAVED.get(key)
-    if pair is None:
-        if len(_SCALAR_SAVED) >= 256:
-            _SCALAR_SAVED.clear()
-        pair = _SCALAR_SAVED[key] = (None, c) if pos else (c, None)
+    alive; the cache is bounded. Called on a miss (``_binary`` looks the key up inline)."""
+    if len(_SCALAR_SAVED) >= 256:
+        _SCALAR_SAVED.clear()
+    pair = _SCALAR_SAVED[id(c) << 1 | pos] = (None, c) if pos else (c, None)
     return pair
 
 
