@@ -5,9 +5,9 @@ The suite (``run.py``) gives each library its own processes, so that neither can
 pollute the other; the price is the shared VM's per-process lottery (a process is fast or slow
 for its whole life: +-30% between two processes of the same library). Here the three subjects
 share one process and one heap, run one thread each, alternate in an order that rotates every
-repetition, and each ratio is taken pair by pair (retrograd's repetition over torch's of the
-same round), then the median. The workloads are the suite's own cases (``make_case``), so the
-programs are the same ones ``run.py`` times.
+repetition (``alternate.py``), and each ratio is taken pair by pair (retrograd's repetition
+over torch's of the same round), then the median. The workloads are the suite's own cases
+(``make_case``), so the programs are the same ones ``run.py`` times.
 
     python tools/bench/interleave_torch.py                          # W1 10^3/10^4, W2, W5; f64, f32
     python tools/bench/interleave_torch.py --workload W2 --dtype f64 --reps 80
@@ -16,12 +16,13 @@ programs are the same ones ``run.py`` times.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from alternate import alternate, one_thread, ratios  # noqa: E402
 
 # (workload, params, repetitions by default)
 CONFIGS = [
@@ -43,11 +44,7 @@ def measure(workload: str, params: dict, reps: int) -> dict[str, dict[str, float
              "retrograd": mod.make_case("retrograd", params, libs.load("retrograd"))}
     for case in cases.values():
         case.warmup()
-    names = list(cases)
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
-    for rep in range(reps):
-        for name in names[rep % 3:] + names[:rep % 3]:
-            runs[name].append(cases[name].rep())
+    runs = alternate({name: case.rep for name, case in cases.items()}, reps)
     out: dict[str, dict[str, float]] = {}
     for metric in runs["retrograd"][0]:
         if metric not in runs["torch"][0]:
@@ -55,8 +52,7 @@ def measure(workload: str, params: dict, reps: int) -> dict[str, dict[str, float
         rg = [r[metric] for r in runs["retrograd"]]
         th = [r[metric] for r in runs["torch"]]
         row = {"retrograd": statistics.median(rg), "torch": statistics.median(th),
-               "ratio_median_of_pairs": statistics.median(a / b for a, b in zip(rg, th)),
-               "ratio_best": min(rg) / min(th)}
+               **ratios(rg, th)}
         if metric in runs["numpy"][0]:
             row["numpy"] = statistics.median(r[metric] for r in runs["numpy"])
         out[metric] = row
@@ -70,8 +66,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", action="append", choices=("f64", "f32"), help="default: both")
     ap.add_argument("--reps", type=int, default=0, help="default: per workload (30-300)")
     args = ap.parse_args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
+    one_thread()
     print("| configuration (one thread, one process) | metric | numpy | torch | retrograd | "
           "retrograd / torch (median of pairs) | (best) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")

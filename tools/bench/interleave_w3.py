@@ -5,8 +5,8 @@ The suite (``run.py``) gives each library its own processes, as it must to compa
 on a shared VM a process is fast or slow for its whole life, so a W3 ratio of 1.0 +- 0.1 there
 is noise. Here retrograd (fusion on and off) and the floor alternate repetition by repetition
 in one process and one heap, one BLAS thread, timed in process CPU time, in an order that
-rotates every repetition; the ratio is taken pair by pair (each retrograd step over the floor
-step of the same repetition), then the median.
+rotates every repetition (``alternate.py``); the ratio is taken pair by pair (each retrograd
+step over the floor step of the same repetition), then the median.
 
     python tools/bench/interleave_w3.py                    # batch 64 and 512, f64 and f32
     python tools/bench/interleave_w3.py --batch 64 --dtype f64 --reps 200
@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from alternate import alternate, one_thread, ratios  # noqa: E402
 
 DIMS = [784, 1024, 1024, 10]
 
@@ -47,26 +49,23 @@ def measure(batch: int, dtype: str, reps: int) -> dict[str, dict[str, float]]:
 
     subjects = {"numpy": floor_step, "retrograd": lambda: autograd_step(True),
                 "retrograd-unfused": lambda: autograd_step(False)}
-    times: dict[str, list[float]] = {name: [] for name in subjects}
     for _ in range(3):
         for step in subjects.values():
             step()
-    names = list(subjects)
-    for rep in range(reps):
-        # rotate the order every repetition: a step runs after each of the others equally
-        # often (what ran just before -- its freed buffers, its cache lines -- moves the next)
-        for name in names[rep % 3:] + names[:rep % 3]:
-            step = subjects[name]
+
+    def timed(step: Callable[[], None]) -> Callable[[], float]:
+        def run() -> float:
             gc.collect()
             c0 = time.process_time()
             step()
-            times[name].append((time.process_time() - c0) * 1e3)
+            return (time.process_time() - c0) * 1e3
+        return run
+
+    times = alternate({name: timed(step) for name, step in subjects.items()}, reps)
     out = {}
     for name, ts in times.items():
-        pairs = [t / f for t, f in zip(ts, times["numpy"])]
         out[name] = {"median_ms": statistics.median(ts), "best_ms": min(ts),
-                     "ratio_median_of_pairs": statistics.median(pairs),
-                     "ratio_best": min(ts) / min(times["numpy"])}
+                     **ratios(ts, times["numpy"])}
     return out
 
 
@@ -76,8 +75,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", action="append", choices=("f64", "f32"), help="default: both")
     ap.add_argument("--reps", type=int, default=0, help="default: 150 at batch 64, 30 at 512")
     args = ap.parse_args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
+    one_thread()
     print("| W3 (one thread, one process) | subject | median ms | best ms | "
           "ratio to the floor (median of pairs) | ratio (best) |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
