@@ -1,4 +1,4 @@
-"""W1, W2 and W5 on retrograd, torch and the NumPy floor in *one* process, repetition by
+"""W1, W2, W3 and W5 on retrograd, torch and the NumPy floor in *one* process, repetition by
 repetition: the tightest retrograd/torch ratio this VM allows.
 
 The suite (``run.py``) gives each library its own processes, so that neither can warm or
@@ -9,7 +9,7 @@ repetition (``alternate.py``), and each ratio is taken pair by pair (retrograd's
 over torch's of the same round), then the median. The workloads are the suite's own cases
 (``make_case``), so the programs are the same ones ``run.py`` times.
 
-    python tools/bench/interleave_torch.py                          # W1 10^3/10^4, W2, W5; f64, f32
+    python tools/bench/interleave_torch.py             # W1 10^3/10^4, W2, W3 batch 64/512, W5
     python tools/bench/interleave_torch.py --workload W2 --dtype f64 --reps 80
 """
 
@@ -29,12 +29,14 @@ CONFIGS = [
     ("W1", {"steps": 1_000}, 150),
     ("W1", {"steps": 10_000}, 30),
     ("W2", {"k": 1000}, 60),
+    ("W3", {"batch": 64}, 100),
+    ("W3", {"batch": 512}, 20),
     ("W5", {}, 300),
 ]
 
 
 def measure(workload: str, params: dict, reps: int) -> dict[str, dict[str, float]]:
-    """Per metric: retrograd's and torch's medians, and the median of retrograd/torch pairs."""
+    """Per metric: the three medians, and retrograd's ratios to torch and to the floor."""
     import libs
     import workloads
 
@@ -54,22 +56,24 @@ def measure(workload: str, params: dict, reps: int) -> dict[str, dict[str, float
         row = {"retrograd": statistics.median(rg), "torch": statistics.median(th),
                **ratios(rg, th)}
         if metric in runs["numpy"][0]:
-            row["numpy"] = statistics.median(r[metric] for r in runs["numpy"])
+            floor = [r[metric] for r in runs["numpy"]]
+            row["numpy"] = statistics.median(floor)
+            row["floor_ratio"] = ratios(rg, floor)["ratio_median_of_pairs"]
         out[metric] = row
     return out
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--workload", action="append", choices=("W1", "W2", "W5"),
-                    help="default: all three")
+    ap.add_argument("--workload", action="append", choices=("W1", "W2", "W3", "W5"),
+                    help="default: all four")
     ap.add_argument("--dtype", action="append", choices=("f64", "f32"), help="default: both")
     ap.add_argument("--reps", type=int, default=0, help="default: per workload (30-300)")
     args = ap.parse_args(argv)
     one_thread()
     print("| configuration (one thread, one process) | metric | numpy | torch | retrograd | "
-          "retrograd / torch (median of pairs) | (best) |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+          "retrograd / torch (median of pairs) | (best) | retrograd / numpy (median of pairs) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for dtype in args.dtype or ["f64", "f32"]:
         for workload, params, default_reps in CONFIGS:
             if args.workload and workload not in args.workload:
@@ -81,9 +85,11 @@ def main(argv: list[str]) -> int:
                 if "cpu" in metric:
                     continue  # the wall-clock figures: one thread, one process, same machine
                 floor = f"{r['numpy']:.2f}" if "numpy" in r else "—"
+                floor_ratio = f"{r['floor_ratio']:.3f}" if "floor_ratio" in r else "—"
                 print(f"| {workload} {label} reps={reps} | {metric} | {floor} | "
                       f"{r['torch']:.2f} | {r['retrograd']:.2f} | "
-                      f"{r['ratio_median_of_pairs']:.3f} | {r['ratio_best']:.3f} |")
+                      f"{r['ratio_median_of_pairs']:.3f} | {r['ratio_best']:.3f} | "
+                      f"{floor_ratio} |")
     return 0
 
 
