@@ -10,11 +10,13 @@ from retrograd.backends import gemm
 
 @pytest.fixture(autouse=True)
 def fresh_decisions():
-    saved = dict(gemm._swap)
+    saved = dict(gemm._swap), dict(gemm._trials)
     gemm._swap.clear()
+    gemm._trials.clear()
     yield
-    gemm._swap.clear()
-    gemm._swap.update(saved)
+    for table, old in zip((gemm._swap, gemm._trials), saved):
+        table.clear()
+        table.update(old)
 
 
 def _operands(rows, out, inp, dtype, seed=0):
@@ -73,3 +75,18 @@ def test_linear_forward_and_backward_through_it_match_numpy():
     np.testing.assert_array_equal(y.detach().numpy(), x @ w.T + b)
     y.sum().backward()
     np.testing.assert_allclose(tx.grad.numpy(), np.ones((16, 512), np.float32) @ w, rtol=1e-5)
+
+
+def test_a_weight_shape_is_measured_for_a_bounded_number_of_batch_sizes(monkeypatch):
+    monkeypatch.setattr(gemm, "ROUNDS", 1)
+    calls = []
+    real = gemm._swapped
+    monkeypatch.setattr(gemm, "_swapped", lambda a, b: calls.append(a.shape[0]) or real(a, b))
+    w = np.ones((256, 256), np.float32)
+    for rows in range(1, 2 * gemm.MAX_TRIALS + 1):
+        x = np.ones((rows, 256), np.float32)
+        np.testing.assert_array_equal(gemm.matmul_wt(x, w), x @ w.T)
+    measured = sorted(set(calls))
+    assert measured == list(range(1, gemm.MAX_TRIALS + 1))  # later batch sizes: plain, unmeasured
+    assert all(gemm._swap[("f", rows, 256, 256)] is False
+               for rows in range(gemm.MAX_TRIALS + 1, 2 * gemm.MAX_TRIALS + 1))

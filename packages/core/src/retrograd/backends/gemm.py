@@ -6,12 +6,13 @@ Why: a linear layer's forward is ``x @ w.T`` with ``x`` of shape (batch, in) and
 same product with the operands' roles swapped: on this project's machines, float32, one thread,
 a (64, 1024) x (1024, 1024)^T product takes 1.5 ms as ``x @ w.T`` and 1.2 ms as
 ``(w @ x.T).T`` *including* the copy back to a C-ordered result (batch 8: 1.2 vs 0.5 ms);
-float64 mostly goes the other way (up to 1.4x slower swapped at batch 64), and past a batch of
-~128 the copy costs more than the swap gains. How much either way depends on the BLAS build and the CPU kernel it
-picks, so nothing here is hard-coded: the first product of a new (dtype, batch, out, in) runs
-both forms (on the caller's own arrays, a few times each, alternating) and keeps the swapped
-one only if it was faster by a clear margin *and* bit-identical to ``x @ w.T``. The result is
-always C-ordered and always the bits ``x @ w.T`` gives: the choice moves time, never values.
+float64 mostly goes the other way (up to 1.4x slower swapped at batch 64), and past a batch
+of ~128 the copy costs more than the swap gains. How much either way depends on the BLAS build
+and the CPU kernel it picks, so nothing here is hard-coded: the first product of a new
+(dtype, batch, out, in) runs both forms (on the caller's own arrays, a few times each,
+alternating) and keeps the swapped one only if it was faster by a clear margin *and*
+bit-identical to ``x @ w.T``. The result is always C-ordered and always the bits ``x @ w.T``
+gives: the choice moves time, never values.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ MIN_WEIGHT = 256 * 256  # ... and a weight of at least this many elements
 ROUNDS = 3  # timed rounds of each form when a shape is first seen
 MARGIN = 0.9  # the swapped form must take at most this fraction of the plain one's time
 MAX_SHAPES = 512  # remembered decisions; the table starts over when full
+MAX_TRIALS = 8  # row counts measured per weight shape (varying batches): the rest stay plain
 
 _swap: dict[tuple[str, int, int, int], bool] = {}
+_trials: dict[tuple[str, int, int], int] = {}
 
 
 def matmul_wt(x: Any, w: Any) -> Any:
@@ -54,21 +57,30 @@ def _swapped(x: Any, w: Any) -> Any:
 
 
 def _decide(key: tuple[str, int, int, int], x: Any, w: Any) -> Any:
+    """Measure both forms for ``key`` and remember the choice; returns ``x @ w.T``. A model
+    fed batches of many sizes measures the first ``MAX_TRIALS`` of them per weight shape (the
+    measuring costs about eight products, once per shape) and keeps the plain form for the
+    others."""
     plain = np.matmul(x, w.T)
+    weight_key = (key[0], key[2], key[3])
+    trials = _trials.get(weight_key, 0)
+    if len(_swap) >= MAX_SHAPES:
+        _swap.clear()
+        _trials.clear()
+    if trials >= MAX_TRIALS:
+        _swap[key] = False
+        return plain
+    _trials[weight_key] = trials + 1
     swapped = _swapped(x, w)
     swap = False
     if np.array_equal(plain, swapped, equal_nan=True):
-        t_plain, t_swapped = [], []
-        for _ in range(ROUNDS):
-            t0 = time.perf_counter()
-            np.matmul(x, w.T)
-            t1 = time.perf_counter()
-            _swapped(x, w)
-            t2 = time.perf_counter()
-            t_plain.append(t1 - t0)
-            t_swapped.append(t2 - t1)
-        swap = sorted(t_swapped)[ROUNDS // 2] <= MARGIN * sorted(t_plain)[ROUNDS // 2]
-    if len(_swap) >= MAX_SHAPES:
-        _swap.clear()
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for i in range(ROUNDS):
+            for form in ((False, True) if i % 2 == 0 else (True, False)):  # alternate who's first
+                t0 = time.perf_counter()
+                _swapped(x, w) if form else np.matmul(x, w.T)
+                times[form].append(time.perf_counter() - t0)
+        median = {form: sorted(ts)[ROUNDS // 2] for form, ts in times.items()}
+        swap = median[True] <= MARGIN * median[False]
     _swap[key] = swap
     return plain
