@@ -19,7 +19,6 @@ from ._core import (
     broadcast_error,
     check_device,
     record,
-    same_device,
 )
 
 __all__ = [
@@ -392,7 +391,7 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
     for t in (ta, tb):
-        if t is not None and not same_device(cond, t):
+        if t is not None:
             check_device("where", cond, t)
     if ta is None and tb is None:
         raise TypeError("where: at least one of the two values must be a Tensor")

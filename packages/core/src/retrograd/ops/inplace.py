@@ -33,8 +33,7 @@ def _inplace(
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
     for o in operands:
         if isinstance(o, Tensor):
-            if not same_device(t, o):
-                check_device(name, t, o)
+            check_device(name, t, o)
         elif not isinstance(o, Scalar):
             raise TypeError(f"{name}: unsupported operand type {type(o).__name__}")
     grad = _grad.enabled

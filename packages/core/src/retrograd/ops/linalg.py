@@ -7,7 +7,7 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import check_device, record, same_device
+from ._core import check_device, record
 
 __all__ = ["matmul", "linear"]
 
@@ -49,8 +49,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise TypeError(
             f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}"
         )
-    if not same_device(a, b):
-        check_device("matmul", a, b)
+    check_device("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
                          f"{a.shape} and {b.shape}")
@@ -110,7 +109,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: bias of shape {bias.shape} does not match weight of shape "
                          f"{weight.shape} (expected ({weight.shape[0]},))")
     for other in (weight, bias):
-        if other is not None and not same_device(x, other):
+        if other is not None:
             check_device("linear", x, other)
     be = x.backend
     F = be.ops

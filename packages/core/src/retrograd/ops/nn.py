@@ -8,7 +8,7 @@ from typing import Any
 from ..autograd.node import formula_node
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import OUTPUT, check_device, record, same_device
+from ._core import OUTPUT, check_device, record
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss"]
 
@@ -74,8 +74,7 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
     if target.dtype.is_floating_point:
         raise TypeError(f"cross_entropy: target must hold integer class indices, got "
                         f"{target.dtype}")
-    if not same_device(input, target):
-        check_device("cross_entropy", input, target)
+    check_device("cross_entropy", input, target)
     if input.ndim == 1 and target.ndim == 0:
         from .shape import unsqueeze
 

@@ -10,7 +10,7 @@ from ..autograd.node import formula_node
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import check_device, record, same_device
+from ._core import check_device, record
 
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
@@ -220,8 +220,7 @@ def _norm_key(x: Tensor, key: Any) -> Any:
     out = []
     for k in items:
         if isinstance(k, Tensor):
-            if k.backend is not be or be.multi_device:
-                check_device("index", x, k)  # raises only when the two devices differ
+            check_device("index", x, k)
             if k.dtype.is_floating_point:
                 raise IndexError(f"tensors used as indices must be long or bool, got {k.dtype}")
             out.append(k._data if k.ndim else (bool(k.item()) if k.dtype.name == "bool"
@@ -322,8 +321,7 @@ def _seq_operands(name: str, tensors: Any) -> list[Tensor]:
     for t in ts:
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}: expected Tensors, got {type(t).__name__}")
-        if not same_device(ts[0], t):
-            check_device(name, ts[0], t)
+        check_device(name, ts[0], t)
     return ts
 
 
