@@ -10,18 +10,18 @@ buffers, its cache lines -- moves the next), and ratios are taken pair by pair w
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from threads import set_threads
 
 T = TypeVar("T")
 
 
 def one_thread() -> None:
     """One BLAS/OpenMP thread for every library imported after this call."""
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
+    set_threads(1)
 
 
 def alternate(subjects: dict[str, Callable[[], T]], reps: int) -> dict[str, list[T]]:

@@ -19,13 +19,7 @@ import json
 import os
 import sys
 
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 MARKER = "BENCH-RESULT "
-
-
-def _configure_threads(threads: int) -> None:
-    for var in THREAD_VARS:
-        os.environ[var] = str(threads)
 
 
 def _median(values: list[float]) -> float:
@@ -88,8 +82,10 @@ def _versions(ad) -> dict:
 
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
-    _configure_threads(int(spec["threads"]))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from threads import set_threads
+
+    set_threads(int(spec["threads"]))  # before libs imports NumPy and the library
     import gc
 
     import libs

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from threads import set_threads  # noqa: E402
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -38,8 +39,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = _args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(args.threads)
+    set_threads(args.threads)  # before libs imports NumPy and the library
     import libs
     import workloads
     from profiling import profile_region, tracked_per_node

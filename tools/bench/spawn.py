@@ -9,18 +9,16 @@ import sys
 from pathlib import Path
 
 from plan import Measurement, Subject
+from threads import set_threads
 
 CHILD = Path(__file__).with_name("child.py")
 MARKER = "BENCH-RESULT "
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
 
 def child_env(m: Measurement) -> dict[str, str]:
     """The parent's environment, the thread variables set, the allocator variable as asked."""
     env = dict(os.environ)
     env.pop("MALLOC_MMAP_THRESHOLD_", None)
-    for var in THREAD_VARS:
-        env[var] = str(m.threads)
+    set_threads(m.threads, env)
     env.update(m.env())
     return env
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from threads import set_threads  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -34,8 +35,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", default="f64", choices=("f64", "f32"))
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(args.threads)
+    set_threads(args.threads)  # before libs imports NumPy and the library
     import libs
     import workloads
 
