@@ -236,6 +236,8 @@ def _smoke_tools(log: Callable[[str], None]) -> list[dict[str, str]]:
     here = Path(__file__).resolve().parent
     errors = []
     for cmd in (["interleave_w3.py", "--batch", "8", "--dtype", "f32", "--reps", "1"],
+                ["interleave_torch.py", "--workload", "W5", "--dtype", "f32", "--reps", "2",
+                 "--threads", "2"],
                 ["spin.py", "W5", "--seconds", "0.2"]):
         log(f"[tools] {' '.join(cmd)}")
         proc = subprocess.run([sys.executable, str(here / cmd[0]), *cmd[1:]],
