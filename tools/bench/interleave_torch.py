@@ -12,7 +12,7 @@ The workloads are the suite's own cases (``make_case``), so the programs are the
 
 With two threads the two libraries' thread pools share the process and the two cores, and an
 idle OpenBLAS thread busy-waits for its next call (2^28 cycles by default), taking a core from
-torch's OpenMP threads: torch's W3 step doubled. ``--threads`` above 1 therefore sets
+torch's OpenMP threads: torch's W3 step took 1.3-1.9x as long. ``--threads`` above 1 therefore sets
 ``OPENBLAS_THREAD_TIMEOUT=4`` (the shortest wait) unless it is already set; this costs NumPy's
 own back-to-back calls a few per cent, so it leans against retrograd and the floor, not for them.
 
@@ -82,6 +82,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--threads", type=int, default=1,
                     help="BLAS/OpenMP threads for every subject (default 1)")
     args = ap.parse_args(argv)
+    if args.threads < 1:
+        ap.error(f"--threads must be at least 1, got {args.threads}")
     set_threads(args.threads)
     threads = "one thread" if args.threads == 1 else f"{args.threads} threads"
     if args.threads > 1:
