@@ -67,6 +67,19 @@ def test_the_decisions_are_bounded(monkeypatch):
         assert len(gemm._swap) <= 3
 
 
+def test_a_full_table_starts_over_with_its_trial_counts(monkeypatch):
+    monkeypatch.setattr(gemm, "MAX_SHAPES", 2)
+    monkeypatch.setattr(gemm, "MAX_TRIALS", 1)
+    monkeypatch.setattr(gemm, "ROUNDS", 1)
+    w = np.ones((256, 256), np.float32)
+    for rows in (1, 2):  # 1 row measured, 2 rows over the trial bound: plain, unmeasured
+        gemm.matmul_wt(np.ones((rows, 256), np.float32), w)
+    assert gemm._trials == {("f", 256, 256): 1} and len(gemm._swap) == 2
+    gemm.matmul_wt(np.ones((3, 256), np.float32), w)  # the table is full: it starts over ...
+    assert gemm._trials == {("f", 256, 256): 1}  # ... and 3 rows is measured afresh
+    assert list(gemm._swap) == [("f", 3, 256, 256)]
+
+
 def test_linear_forward_and_backward_through_it_match_numpy():
     x, w = _operands(16, 512, 384, np.float32, seed=3)
     b = np.random.default_rng(4).standard_normal(512).astype(np.float32)

@@ -62,11 +62,11 @@ def _decide(key: tuple[str, int, int, int], x: Any, w: Any) -> Any:
     measuring costs about eight products, once per shape) and keeps the plain form for the
     others."""
     plain = np.matmul(x, w.T)
-    weight_key = (key[0], key[2], key[3])
-    trials = _trials.get(weight_key, 0)
-    if len(_swap) >= MAX_SHAPES:
+    if len(_swap) >= MAX_SHAPES:  # start over: decisions and trial counts together
         _swap.clear()
         _trials.clear()
+    weight_key = (key[0], key[2], key[3])
+    trials = _trials.get(weight_key, 0)
     if trials >= MAX_TRIALS:
         _swap[key] = False
         return plain
