@@ -13,7 +13,14 @@ from .autograd import Function
 from .backends import available_backends, get_backend, register_backend
 from .dtypes import Device, DType, bool_, float16, float32, float64, int32, int64
 from .dtypes import Device as device
-from .errors import DoubleBackwardUnsupported, GraphFreedError, RetrogradError, VersionMismatch
+from .errors import (
+    DoubleBackwardUnsupported,
+    DTypeError,
+    GraphFreedError,
+    RetrogradError,
+    ShapeError,
+    VersionMismatch,
+)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (
     abs,
@@ -90,7 +97,8 @@ except ImportError:  # pragma: no cover - only while the optimizers are being wr
 __version__ = "0.1.0"
 
 __all__ = [
-    "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
+    "DTypeError", "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
+    "ShapeError",
     "RetrogradError", "Tensor", "VersionMismatch", "abs", "add", "amax", "arange",
     "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",

@@ -7,6 +7,8 @@ __all__ = [
     "VersionMismatch",
     "GraphFreedError",
     "DoubleBackwardUnsupported",
+    "ShapeError",
+    "DTypeError",
 ]
 
 
@@ -24,3 +26,13 @@ class GraphFreedError(RetrogradError):
 
 class DoubleBackwardUnsupported(RetrogradError):
     """create_graph=True reached a node whose backward cannot be recorded."""
+
+
+class ShapeError(RetrogradError, ValueError):
+    """A shape or size that does not fit. PyTorch raises RuntimeError for these; it is also a
+    ValueError, so code written against NumPy's habits (``except ValueError``) still works."""
+
+
+class DTypeError(RetrogradError, TypeError):
+    """A dtype that does not fit where PyTorch raises RuntimeError (a seed, a ``.grad``, an
+    operand); also a TypeError, for code that catches that."""
