@@ -19,7 +19,8 @@ __all__ = ["Tensor"]
 
 
 class _Extra:
-    __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name")
+    __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
+                 "view_creation")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -28,6 +29,10 @@ class _Extra:
         self.acc: Any = None  # weakref to this leaf's AccumulateGrad
         self.view_epoch = 0
         self.name: str | None = None
+        # why this view may not be changed in place while recording (PyTorch's CreationMeta):
+        # None, "no_grad" (made under no_grad from a tensor that requires grad) or
+        # "custom_function: <message>" (an output of a Function that aliases an input)
+        self.view_creation: str | None = None
 
 
 class Tensor:

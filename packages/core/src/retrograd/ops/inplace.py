@@ -37,6 +37,8 @@ def _inplace(
         elif not isinstance(o, Scalar):
             raise TypeError(f"{name}: unsupported operand type {type(o).__name__}")
     grad = _grad.enabled
+    if grad and t._extra is not None and t._extra.view_creation is not None:
+        _refuse_view(t._extra.view_creation)
     if grad and t._requires_grad and t.grad_fn is None:
         raise RetrogradError(
             f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
@@ -80,6 +82,25 @@ def _inplace(
         ) from None
     bump(t._counter())
     return t
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad "
+    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+    "inplace to be tracked)."
+)
+
+
+def _refuse_view(creation: str) -> None:
+    """PyTorch's refusals of an in-place change, with grad mode on, to a view whose history
+    cannot be rebased: one made under no_grad from a tensor that requires grad (the write
+    would silently reach that tensor), or an output of a custom Function that aliases its
+    input (the rebase would override the Function's backward)."""
+    if creation == "no_grad":
+        raise RetrogradError(_NO_GRAD_VIEW)
+    raise RetrogradError(creation.partition(": ")[2] or creation)
 
 
 def _raw(o: Any) -> Any:

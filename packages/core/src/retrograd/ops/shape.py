@@ -28,8 +28,13 @@ def _view_result(x: Tensor, data: Any) -> Tensor:
         vc = x._counter()
         out._vc = vc
         out._base = x if x._base is None else x._base
-        if x._requires_grad and _grad.enabled:
-            out._x().view_epoch = rebased_of(vc)
+        if x._requires_grad:
+            if _grad.enabled:
+                out._x().view_epoch = rebased_of(vc)
+            else:
+                out._x().view_creation = "no_grad"
+        elif x._extra is not None and x._extra.view_creation is not None:
+            out._x().view_creation = x._extra.view_creation  # a view of such a view
     return out
 
 
