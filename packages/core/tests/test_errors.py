@@ -34,10 +34,11 @@ def test_seed_of_wrong_shape():
         y.backward(rg.ones(3, 2))
 
 
-def test_seed_of_wrong_dtype():
-    y = rg.ones(2, requires_grad=True) * 2
-    with pytest.raises(TypeError, match="float64.*float32"):
-        y.backward(rg.ones(2, dtype=rg.float64))
+def test_seed_of_another_dtype_is_cast_to_the_roots():
+    # PyTorch casts the seed (test_parity_engine compares it with torch)
+    x = rg.ones(2, requires_grad=True)
+    (x * 2).backward(rg.ones(2, dtype=rg.float64))
+    assert x.grad.dtype is rg.float32 and x.grad.tolist() == [2.0, 2.0]
 
 
 def test_seed_of_wrong_device(other_device):
@@ -169,7 +170,7 @@ def test_matmul_shape_error_names_shapes():
 
 def test_setting_grad_of_wrong_shape():
     x = rg.ones(2, 3, requires_grad=True)
-    with pytest.raises(ValueError, match=r"\(3, 2\).*\(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"\[3, 2\].*\[2, 3\]"):
         x.grad = rg.ones(3, 2)
     assert x.grad is None
     with pytest.raises(TypeError, match="Tensor or None"):

@@ -13,7 +13,8 @@ are untracked too. A deep graph then costs the collector one object per node, no
 
 from __future__ import annotations
 
-__all__ = ["new_counter", "FRESH", "version_of", "rebased_of", "bump"]
+__all__ = ["new_counter", "FRESH", "version_of", "rebased_of", "bump", "mark_detached",
+           "is_detached"]
 
 VersionCounter = bytearray  # the type, for annotations
 
@@ -29,7 +30,7 @@ def version_of(vc: bytes | bytearray) -> int:
 
 
 def rebased_of(vc: bytes | bytearray) -> int:
-    return int.from_bytes(vc[8:16], "little")
+    return int.from_bytes(vc[8:15], "little")
 
 
 def bump(vc: bytearray, rebase: bool = False) -> None:
@@ -37,4 +38,18 @@ def bump(vc: bytearray, rebase: bool = False) -> None:
     changed, so views taken before it are stale)."""
     vc[:8] = (version_of(vc) + 1).to_bytes(8, "little")
     if rebase:
-        vc[8:16] = (rebased_of(vc) + 1).to_bytes(8, "little")
+        vc[8:15] = (rebased_of(vc) + 1).to_bytes(7, "little")
+
+
+# Byte 15's high bit: the tensor was detached in place (``detach_()``) while it had history.
+# The counter then differs from every stamp taken before, so the nodes that saved the tensor
+# take their slow check, which reports it as PyTorch does rather than as a version change.
+_DETACHED = 0x80
+
+
+def mark_detached(vc: bytearray) -> None:
+    vc[15] |= _DETACHED
+
+
+def is_detached(vc: bytes | bytearray) -> bool:
+    return bool(vc[15] & _DETACHED)

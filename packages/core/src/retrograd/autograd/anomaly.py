@@ -4,9 +4,10 @@ backward with that call site in the error."""
 from __future__ import annotations
 
 import traceback
+import warnings
 from typing import Any
 
-__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly", "warn_error_in"]
 
 
 class _Anomaly:
@@ -24,9 +25,15 @@ class detect_anomaly:
     """Context manager (and decorator): while active, nodes remember their forward call site
     and the engine raises ``RetrogradError`` when a backward produces NaN or inf."""
 
+    _warn = True  # set_detect_anomaly does not warn, as in PyTorch
+
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
         self._prev: list[bool] = []
+        if self._warn:
+            warnings.warn("Anomaly Detection has been enabled. This mode will increase the "
+                          "runtime and should only be enabled for debugging.", UserWarning,
+                          stacklevel=2)
 
     def __enter__(self) -> None:
         self._prev.append(_state.enabled)
@@ -47,6 +54,10 @@ class detect_anomaly:
 
 
 class set_detect_anomaly(detect_anomaly):
+    """Turn anomaly mode on or off (context manager, decorator)."""
+
+    _warn = False
+
     def __init__(self, mode: bool) -> None:
         super().__init__(mode)
 
@@ -78,3 +89,11 @@ def check_outputs(node: Any, outs: Any) -> None:
                 f"Function '{node.name()}' returned {kind} values in its {i}th output.\n"
                 f"The forward op that created {node.name()} was called at:\n{where}"
             )
+
+
+def warn_error_in(node: Any) -> None:
+    """Anomaly mode's warning when a node's backward raised: the node and the forward call
+    that created it (PyTorch warns this, then lets the error through)."""
+    where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                  f"the error:\n{where}", UserWarning, stacklevel=2)

@@ -81,7 +81,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             if materialize_grads:
                 from ..ops.creation import zeros_like
 
-                g = zeros_like(t)
+                # under create_graph the zeros can be differentiated again (to zero), as
+                # in PyTorch: they require grad
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RetrogradError(
                     f"grad: input {i} (shape {t.shape}) appears to not have been used in the "

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._version import bump
 from ..errors import RetrogradError
+from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 
 __all__ = ["commit", "commit_leaf_grad"]
@@ -22,12 +23,17 @@ _commit_lock = threading.Lock()
 
 
 def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
-           create_graph: bool, tracer: Any) -> None:
+           create_graph: bool, tracer: Any, after_commit: list[tuple[Any, Any]] = ()) -> None:
+    """Write the staged gradients, then run, leaf by leaf in walk order, the post-accumulate
+    hooks and the AccumulateGrad node's post-hooks (``after_commit``), with grad mode as
+    during the walk (on only under create_graph), as PyTorch does. If a hook raises, every
+    ``.grad`` is rolled back (E13)."""
     shared = {id(s) for s in seeds if s is not None}
     shared.update(id(g) for _t, g in retained)
     hooked = [leaf for leaf in staged
               if leaf._extra is not None and leaf._extra.post_hooks]
-    backup = _backup_grads(list(staged) + [t for t, _ in retained]) if hooked else None
+    backup = (_backup_grads(list(staged) + [t for t, _ in retained])
+              if hooked or after_commit else None)
     with _commit_lock:
         for leaf, g in staged.items():
             if g is None:
@@ -39,13 +45,38 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
             commit_leaf_grad(t, g, create_graph, None)
             if tracer is not None:
                 tracer.event("grad_written", tensor=t, value=t._grad._data)
+    if backup is None:
+        return
+    node_post = {node.variable: buf for node, buf in after_commit}
+    prev = _grad.enabled
+    _grad.enabled = create_graph
     try:
-        for leaf in hooked:
-            for fn in list(leaf._extra.post_hooks.values()):
-                fn(leaf)
+        for leaf in staged:
+            ex = leaf._extra
+            if ex is not None and ex.post_hooks:
+                for fn in list(ex.post_hooks.values()):
+                    res = fn(leaf)
+                    if res is not None:
+                        raise TypeError(f"expected Variable, but hook returned "
+                                        f"'{type(res).__name__}' (a post accumulate grad hook "
+                                        "must return None)")
+            buf = node_post.pop(leaf, None)
+            if buf is not None:
+                _node_post_hooks(leaf, buf, create_graph)
+        for leaf, buf in node_post.items():  # a leaf whose gradient all hooks dropped
+            _node_post_hooks(leaf, buf, create_graph)
     except BaseException:
         _restore_grads(backup)  # E13 read strictly: a failing hook undoes the whole commit
         raise
+    finally:
+        _grad.enabled = prev
+
+
+def _node_post_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> None:
+    from .accumulate import accumulator_of
+    from .hooks import post_hooks
+
+    post_hooks(accumulator_of(leaf), (), buf, create_graph)
 
 
 def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import GraphFreedError, RetrogradError
+from ..errors import GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
-from .anomaly import check_outputs
+from .anomaly import check_outputs, warn_error_in
 from .commit import commit
-from .hooks import arr, leaf_hooks, post_hooks, pre_hooks
+from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
@@ -241,8 +242,8 @@ class Engine:
         """Differentiate ``root`` (a tensor, or a sequence of tensors) and accumulate into the
         ``.grad`` of every leaf reached."""
         roots, seeds = _roots_and_seeds(root, grad_seed)
-        run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
-                     inputs=None, fuse=fuse)
+        _walk(roots, seeds, retain_graph, create_graph, fuse, None, accumulate=True,
+              implicit_seed=True)
 
     @staticmethod
     def grad(root: Any, inputs: Sequence[Any], grad_seed: Any = None, retain_graph: bool = False,
@@ -256,8 +257,8 @@ class Engine:
         for i, t in enumerate(inputs):
             if t is None:
                 raise RetrogradError(f"Engine.grad: input {i} is None")
-        return run_grad(roots, seeds, inputs, retain_graph=retain_graph,
-                        create_graph=create_graph, fuse=fuse)
+        return _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=False,
+                     implicit_seed=True)
 
 
 def _roots_and_seeds(root: Any, grad_seed: Any) -> tuple[list[Any], list[Any]]:
@@ -280,11 +281,13 @@ def _roots_and_seeds(root: Any, grad_seed: Any) -> tuple[list[Any], list[Any]]:
     return roots, seeds
 
 
-def _make_seed(i: int, root: Any, seed: Any, create_graph: bool) -> Any:
-    """E3: None -> ones of the root's shape/dtype/device; otherwise checked, never trusted."""
+def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool = False) -> Any:
+    """E3: None -> ones of the root's shape/dtype/device (only for a one-element root unless
+    ``implicit``: ``Engine.backward`` seeds any root with ones); otherwise checked, and cast
+    to the root's dtype as PyTorch does."""
     be = root.backend
     if seed is None:
-        if root.numel() != 1:
+        if root.numel() != 1 and not implicit:
             raise RetrogradError(
                 f"grad can be implicitly created only for scalar outputs: root {i} has shape "
                 f"{root.shape}; pass gradient= (a tensor of that shape)"
@@ -299,15 +302,14 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool) -> Any:
             f"{root.device}"
         )
     if seed.shape != root.shape:
-        raise ValueError(
-            f"Mismatch in shape: gradient for root {i} has shape {seed.shape} but the root "
-            f"has shape {root.shape}"
+        raise ShapeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {seed.shape} and output[{i}] "
+            f"has a shape of {root.shape}"
         )
-    if seed.dtype is not root.dtype:
-        raise TypeError(
-            f"Mismatch in dtype: gradient for root {i} has dtype {seed.dtype} but the root "
-            f"has dtype {root.dtype}"
-        )
+    if seed._data.dtype != root._data.dtype:
+        from ..ops.conversion import to
+
+        seed = to(seed, root.dtype)  # PyTorch casts the seed (differentiably)
     return seed if create_graph else seed._data
 
 
@@ -356,8 +358,69 @@ def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
     return captures
 
 
+_cycle_warned = False
+
+
+def _warned_of_cycle() -> None:
+    """The create_graph reference-cycle warning is given once per process (PyTorch's
+    TORCH_WARN_ONCE)."""
+    global _cycle_warned
+    _cycle_warned = True
+
+
+class _Reentry(threading.local):
+    depth = 0
+
+
+_reentry = _Reentry()
+
+# A backward started inside a node's backward (a custom Function calling backward) nests a
+# whole walk in the caller's Python stack. Past this many nested walks in one thread, the next
+# one runs on a fresh thread (whose stack starts empty) while the caller waits, as PyTorch's
+# engine does: a 2,000-deep re-entrant backward works whatever the recursion limit.
+_MAX_REENTRANT_DEPTH = 24
+
+
 def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_graph: bool,
-          fuse: bool | None, inputs: list[Any] | None, accumulate: bool) -> Any:
+          fuse: bool | None, inputs: list[Any] | None, accumulate: bool,
+          implicit_seed: bool = False) -> Any:
+    if _reentry.depth >= _MAX_REENTRANT_DEPTH:
+        return _walk_on_fresh_thread(roots, seeds, retain_graph, create_graph, fuse, inputs,
+                                     accumulate, implicit_seed)
+    _reentry.depth += 1
+    try:
+        return _walk_here(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate,
+                          implicit_seed)
+    finally:
+        _reentry.depth -= 1
+
+
+def _walk_on_fresh_thread(*args: Any) -> Any:
+    """Run ``_walk`` on a new thread carrying this thread's grad mode and tracer; re-raise
+    what it raised here."""
+    result: list[Any] = []
+    error: list[BaseException] = []
+    mode, tracer = _grad.enabled, _tracer_state.tracer
+
+    def run() -> None:
+        _grad.enabled = mode
+        _tracer_state.tracer = tracer
+        try:
+            result.append(_walk(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="retrograd-reentrant-backward")
+    worker.start()
+    worker.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
+               create_graph: bool, fuse: bool | None, inputs: list[Any] | None,
+               accumulate: bool, implicit_seed: bool) -> Any:
     if retain_graph is None:
         retain_graph = create_graph
     retain = bool(retain_graph or create_graph)
@@ -366,7 +429,7 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
         root_edges.append(_root_edge(i, r))
     seed_values = []
     for i, r in enumerate(roots):
-        seed_values.append(_make_seed(i, r, seeds[i], create_graph))
+        seed_values.append(_make_seed(i, r, seeds[i], create_graph, implicit_seed))
     captures = _capture_targets(inputs) if inputs is not None else None
     tracer = _tracer_state.tracer
     walk = _Walk()
@@ -404,6 +467,9 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                 _run_order(order, state)
         except Exception as exc:
             failed = state.current
+            if failed is not None and _anomaly.enabled and \
+                    not getattr(exc, "_retrograd_noted", False):
+                warn_error_in(failed)
             if failed is not None and not getattr(exc, "_retrograd_noted", False):
                 exc.add_note(f"(raised while running the backward of {failed.name()})")
                 try:
@@ -412,8 +478,18 @@ def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_
                     pass
             raise
         _grad.enabled = prev_grad_mode
+        if accumulate and create_graph and state.staged and not _cycle_warned:
+            _warned_of_cycle()
+            warnings.warn(
+                "Using backward() with create_graph=True will create a reference cycle "
+                "between the parameter and its gradient which can cause a memory leak. We "
+                "recommend using autograd.grad when creating the graph to avoid this. If you "
+                "have to use this function, make sure to reset the .grad fields of your "
+                "parameters to None after use to break the cycle and avoid the leak.",
+                UserWarning, stacklevel=4)
         if accumulate:
-            commit(state.staged, state.retained, seed_values, create_graph, tracer)
+            commit(state.staged, state.retained, seed_values, create_graph, tracer,
+                   state.after_commit)
         ok = True
         if not accumulate:
             results = []
@@ -434,7 +510,8 @@ class _WalkState:
     """Everything one walk accumulates: pending contributions, staged leaf grads, captures."""
 
     __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
-                 "pending", "staged", "retained", "captured", "run", "masks", "current")
+                 "pending", "staged", "retained", "captured", "run", "masks", "current",
+                 "after_commit")
 
     def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
                  retain: bool, tracer: Any) -> None:
@@ -451,6 +528,8 @@ class _WalkState:
         self.run: set[Node] | None = None
         self.masks: dict[Node, tuple[Any, ...]] = {}
         self.current: Node | None = None
+        # AccumulateGrad nodes with post-hooks, and the gradient each got: run after commit
+        self.after_commit: list[tuple[Any, list[Any]]] = []
 
 
 def _run_plain(order: list[Node], st: _WalkState) -> None:
@@ -459,7 +538,6 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
     being run is recorded (``st.current``, for the error note) only when something raises."""
     pending = st.pending
     retain = st.retain
-    staged = st.staged
     acc_type = AccumulateGrad
     node: Any = None
     try:
@@ -468,15 +546,11 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
             if buf is None:
                 continue
             hooks = node._hooks
+            if type(node) is acc_type:
+                _run_accumulate(node, buf, st)
+                continue
             if hooks is not None:
                 buf = pre_hooks(node, buf, st.retained, False)
-            if type(node) is acc_type:
-                buf = leaf_hooks(node.variable, buf, False)
-                if buf[0] is not None:
-                    staged[node.variable] = buf[0]
-                if hooks is not None and hooks.post:
-                    post_hooks(node, (), buf, False)
-                continue
             if node._released:
                 _raise_freed(node)
             stamps = node._versions
@@ -537,6 +611,23 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
         raise
 
 
+def _run_accumulate(node: Any, buf: list[Any], st: _WalkState) -> None:
+    """An AccumulateGrad in the plain walk: the leaf's own hooks, then the node's pre-hooks,
+    then the gradient is staged for the commit."""
+    buf = leaf_hooks(node.variable, buf, False)
+    _accumulate_hooked(node, buf, st)
+
+
+def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
+    hooks = node._hooks
+    if hooks is not None:
+        buf = node_pre_hooks(node, buf, st.create_graph)
+        if hooks.post:
+            st.after_commit.append((node, buf))
+    if buf[0] is not None:
+        st.staged[node.variable] = buf[0]
+
+
 def _raise_freed(node: Node) -> None:
     raise GraphFreedError(
         f"Trying to backward through the graph a second time: {node.name()} was already "
@@ -561,7 +652,6 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
     create_graph = st.create_graph
     retain = st.retain
     tracer = st.tracer
-    staged = st.staged
     anomaly = _anomaly.enabled
     acc_type = AccumulateGrad
     node: Any
@@ -571,31 +661,32 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
         if buf is None:
             continue
         st.current = node
-        if node._hooks is not None:
-            buf = pre_hooks(node, buf, st.retained, create_graph)
+        is_acc = type(node) is acc_type
+        # PyTorch's order: the tensors' hooks (and retain_grad), then what autograd.grad
+        # captures, then the node's own pre-hooks; an AccumulateGrad's post-hooks run after
+        # the commit (they see the new .grad)
+        if is_acc:
+            buf = leaf_hooks(node.variable, buf, create_graph)
+        elif node._hooks is not None:
+            buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
         if tracer is not None:
             tracer.event("ready", node=node, grads=[arr(g) for g in buf])
         if captures is not None and node in captures:
-            if type(node) is acc_type:
-                buf = leaf_hooks(node.variable, buf, create_graph)
             for slot, idxs in captures[node].items():
                 for i in idxs:
                     st.captured[i] = buf[slot]
-                if st.accumulate and buf[slot] is not None:
-                    if type(node) is acc_type:
-                        staged[node.variable] = buf[slot]
-                    else:
-                        st.retained.append((st.inputs[idxs[0]], buf[slot]))
-            if run is not None and node not in run:
+                if st.accumulate and buf[slot] is not None and not is_acc and \
+                        not st.inputs[idxs[0]].retains_grad:  # else retain_grad writes it
+                    st.retained.append((st.inputs[idxs[0]], buf[slot]))
+            if is_acc and not st.accumulate:
                 continue
-        if type(node) is acc_type:
-            if captures is None:
-                buf = leaf_hooks(node.variable, buf, create_graph)
-                if buf[0] is not None:
-                    staged[node.variable] = buf[0]
-                if node._hooks is not None and node._hooks.post:
-                    post_hooks(node, (), buf, create_graph)
+            if not is_acc and run is not None and node not in run:
+                continue
+        if is_acc:
+            _accumulate_hooked(node, buf, st)
             continue
+        if node._hooks is not None:
+            buf = node_pre_hooks(node, buf, create_graph)
         if node._released:
             raise GraphFreedError(
                 f"Trying to backward through the graph a second time: {node.name()} was "

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RetrogradError
+from ..errors import DTypeError, RetrogradError, ShapeError
 from ..tensor import Tensor
 from .node import Node
 
-__all__ = ["pre_hooks", "post_hooks", "leaf_hooks", "backend_of", "arr"]
+__all__ = ["pre_hooks", "tensor_pre_hooks", "node_pre_hooks", "post_hooks", "leaf_hooks",
+           "backend_of", "arr"]
 
 
 def arr(v: Any) -> Any:
@@ -28,21 +29,30 @@ def _to_tensor(g: Any, backend: Any) -> Any:
     return Tensor(g if type(g) is backend.array_type else backend.asarray(g), backend)
 
 
-def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
+def _hook_name(fn: Any) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _from_hook(result: Any, old: Any, what: str, create_graph: bool, fn: Any = None) -> Any:
+    """Check a gradient a hook returned against the one it replaces (PyTorch's checks and
+    error classes: a non-tensor is a TypeError, a new size or dtype a RuntimeError)."""
     if result is None:
         return old
+    name = _hook_name(fn)
     if not isinstance(result, Tensor):
-        raise TypeError(f"{what} must return a Tensor or None, got {type(result).__name__}")
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}' "
+                        f"({what} must return a Tensor or None)")
     old_shape = tuple(getattr(old, "shape", ()))
     if old is not None and result.shape != old_shape:
-        raise ValueError(
-            f"{what} returned a gradient of shape {result.shape}, expected {old_shape}"
+        raise ShapeError(
+            f"hook '{name}' has changed the size of value: {what} returned a gradient of "
+            f"shape {result.shape}, expected {old_shape}"
         )
     old_dtype = getattr(old, "dtype", None)
     if old_dtype is not None and result._data.dtype != arr(old).dtype:
-        raise TypeError(
-            f"{what} returned a gradient of dtype {result.dtype}, expected "
-            f"{result.backend.dtype_of(arr(old))}"
+        raise DTypeError(
+            f"hook '{name}' has changed the type of value (was "
+            f"{result.backend.dtype_of(arr(old))} got {result.dtype}): {what}"
         )
     return result if create_graph else result._data
 
@@ -50,13 +60,25 @@ def _from_hook(result: Any, old: Any, what: str, create_graph: bool) -> Any:
 def _tensor_hook_chain(hooks: dict[int, Any], g: Any, backend: Any, what: str,
                        create_graph: bool) -> Any:
     for fn in list(hooks.values()):
-        g = _from_hook(fn(_to_tensor(g, backend)), g, what, create_graph)
+        g = _from_hook(fn(_to_tensor(g, backend)), g, what, create_graph, fn)
     return g
 
 
 def pre_hooks(node: Node, buf: list[Any], retained: list[Any], create_graph: bool) -> list[Any]:
+    """A node's hooks before it runs, in PyTorch's order: the hooks of the tensors it
+    produced (``tensor_pre_hooks``), then its own pre-hooks (``node_pre_hooks``)."""
+    return node_pre_hooks(node, tensor_pre_hooks(node, buf, retained, create_graph),
+                          create_graph)
+
+
+def tensor_pre_hooks(node: Node, buf: list[Any], retained: list[Any],
+                     create_graph: bool) -> list[Any]:
+    """The hooks registered on the tensors ``node`` produced, then ``retain_grad`` (which
+    always sees the gradient after every hook, as in PyTorch). What ``autograd.grad``
+    captures for an interior tensor is the result of these, before ``node_pre_hooks``."""
     hooks = node._hooks
-    assert hooks is not None
+    if hooks is None:
+        return buf
     backend = getattr(node, "_backend", None)
     if hooks.tensor_pre:
         for slot, table in hooks.tensor_pre.items():
@@ -70,20 +92,40 @@ def pre_hooks(node: Node, buf: list[Any], retained: list[Any], create_graph: boo
             t = ref()
             if t is not None and buf[slot] is not None:
                 retained.append((t, buf[slot]))
-    if hooks.pre:
-        be = backend or backend_of(next(g for g in buf if g is not None))
-        for fn in list(hooks.pre.values()):
-            res = fn(tuple(_to_tensor(g, be) for g in buf))
-            if res is not None:
-                res = list(res)
-                if len(res) != len(buf):
-                    raise RetrogradError(
-                        f"prehook of {node.name()} returned {len(res)} gradients, expected "
-                        f"{len(buf)}"
-                    )
-                buf = [_from_hook(r, o, f"prehook of {node.name()}", create_graph)
-                       for r, o in zip(res, buf)]
     return buf
+
+
+def node_pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
+    """``node.register_prehook`` hooks: ``fn(grad_outputs)``, may return new grad_outputs."""
+    hooks = node._hooks
+    if hooks is None or not hooks.pre:
+        return buf
+    be = getattr(node, "_backend", None) or backend_of(next(g for g in buf if g is not None))
+    for fn in list(hooks.pre.values()):
+        res = fn(tuple(_to_tensor(g, be) for g in buf))
+        if res is not None:
+            res = _hook_tuple(res, f"prehook of {node.name()}")
+            if len(res) != len(buf):
+                _raise_hook_count(fn, node, "prehook", len(res), len(buf))
+            buf = [_from_hook(r, o, f"prehook of {node.name()}", create_graph, fn)
+                   for r, o in zip(res, buf)]
+    return buf
+
+
+def _raise_hook_count(fn: Any, node: Node, kind: str, got: int, expected: int) -> None:
+    raise RetrogradError(
+        f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {got}, but "
+        f"expected {expected}): {kind} of {node.name()}"
+    )
+
+
+def _hook_tuple(res: Any, what: str) -> list[Any]:
+    """A node hook's result must be a tuple or list of gradients (PyTorch: "expected tuple,
+    but hook returned ..."); a bare Tensor is not iterated element by element."""
+    if not isinstance(res, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}' ({what} "
+                        "must return a tuple of gradients or None)")
+    return list(res)
 
 
 def post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any:
@@ -94,12 +136,11 @@ def post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any
     for fn in list(hooks.post.values()):
         res = fn(tuple(_to_tensor(g, be) for g in outs), tuple(_to_tensor(g, be) for g in buf))
         if res is not None:
-            res = list(res)
+            res = _hook_tuple(res, f"hook of {node.name()}")
             if len(res) != len(outs):
-                raise RetrogradError(
-                    f"hook of {node.name()} returned {len(res)} gradients, expected {len(outs)}"
-                )
-            outs = [_from_hook(r, o, f"hook of {node.name()}", create_graph) if r is not None
+                _raise_hook_count(fn, node, "hook", len(res), len(outs))
+            outs = [_from_hook(r, o, f"hook of {node.name()}", create_graph, fn)
+                    if r is not None
                     else None for r, o in zip(res, outs)]
     return outs
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .._version import FRESH, new_counter
-from ..errors import DoubleBackwardUnsupported, VersionMismatch
+from ..errors import DoubleBackwardUnsupported, RetrogradError, VersionMismatch
 from ..tensor import Tensor
 
 __all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair",
@@ -171,6 +171,9 @@ class Node:
 
     def __call__(self, *grad_outputs: Any) -> Any:
         """Call the backward function on tensors (as PyTorch's ``grad_fn(*grads)``)."""
+        if len(grad_outputs) != self._nin:
+            raise TypeError(f"expected {self._nin} arguments, got {len(grad_outputs)} instead "
+                            f"({self.name()} takes one gradient per forward output)")
         arrays = [g._data if isinstance(g, Tensor) else g for g in grad_outputs]
         out = self.apply(arrays)
         backend = next((g.backend for g in grad_outputs if isinstance(g, Tensor)), None)
@@ -201,8 +204,14 @@ class Node:
                 self._raise_version_mismatch(stamps[k + 2], stamps[k], stamps[k + 1])
 
     def _raise_version_mismatch(self, index: int, counter: Any, stamp: Any) -> None:
-        from .._version import version_of
+        from .._version import is_detached, version_of
 
+        if is_detached(counter) and not is_detached(stamp):
+            raise RetrogradError(
+                f"Trying to use a saved tensor that has been detached in-place, i.e. with "
+                f".detach_(): {self.name()} saved tensor #{index}. This is not supported, "
+                "please use out-of-place `.detach()` instead"
+            )
         now, saved = version_of(counter), version_of(stamp)
         shape = self._saved_shape(index)
         raise VersionMismatch(
@@ -228,8 +237,6 @@ class Node:
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after ``apply``; may return new grad_inputs."""
-        if not callable(fn):
-            raise TypeError(f"register_hook expects a callable, got {type(fn).__name__}")
         table = self._hook_table().post
         key = next(_hook_ids)
         table[key] = fn
@@ -237,8 +244,6 @@ class Node:
 
     def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before ``apply``; may return new grad_outputs."""
-        if not callable(fn):
-            raise TypeError(f"register_prehook expects a callable, got {type(fn).__name__}")
         table = self._hook_table().pre
         key = next(_hook_ids)
         table[key] = fn
