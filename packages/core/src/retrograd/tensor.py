@@ -7,13 +7,14 @@ AccumulateGrad) lives in one ``_extra`` object so the common tensor stays small.
 from __future__ import annotations
 
 import builtins
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._version import VersionCounter, new_counter, version_of
+from ._version import VersionCounter, mark_detached, new_counter, version_of
 from .dtypes import Device, DType, as_dtype
-from .errors import RetrogradError
+from .errors import DTypeError, RetrogradError, ShapeError
 
 __all__ = ["Tensor"]
 
@@ -266,6 +267,15 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
+        """The accumulated gradient. Reading it on a non-leaf that does not retain its
+        gradient warns, as in PyTorch: backward never fills it."""
+        if self.grad_fn is not None and self._grad is None and (
+                self._extra is None or not self._extra.retains_grad):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -274,20 +284,32 @@ class Tensor:
             self._grad = None
             return
         if not isinstance(value, Tensor):
-            raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(value).__name__}")
+        if value is self:
+            raise RetrogradError("can't assign Variable as its own grad")
         if value.shape != self.shape:
-            raise ValueError(
-                f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}"
+            raise ShapeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                "tensor are the same size"
             )
         if value.device != self.device:
-            raise ValueError(
-                f"assigned grad is on device {value.device} but the tensor is on {self.device}"
+            raise RetrogradError(
+                f"attempting to assign a gradient located on device {value.device} to a "
+                f"tensor located on device {self.device}. Please ensure that the gradient and "
+                "the tensor are on the same device"
             )
         if value.dtype is not self.dtype:
-            raise TypeError(
-                f"assigned grad has dtype {value.dtype} but the tensor has dtype {self.dtype}"
+            raise DTypeError(
+                f"attempting to assign a gradient with dtype {value.dtype} to a tensor with "
+                f"dtype {self.dtype}. The gradient must match the tensor's dtype"
             )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> bool:
@@ -305,13 +327,22 @@ class Tensor:
         ex.retains_grad = True
         self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
 
+    def _follow_retain(self, old_fn: Any, old_nr: int) -> None:
+        """After an in-place op gave this tensor a new history: ``retain_grad`` moves to the
+        new node (the retained gradient is the current version's, as in PyTorch); hooks
+        registered before stay with the old version."""
+        if self._extra is None or not self._extra.retains_grad or self.grad_fn is old_fn:
+            return
+        if old_fn is not None and old_fn._hooks is not None:
+            old_fn._hooks.retain.pop(old_nr, None)
+        if self.grad_fn is not None:
+            self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
+
     def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> Any:
         """``fn(grad) -> Tensor | None`` sees this tensor's total gradient; a returned tensor
         replaces it for everything downstream and for ``.grad``."""
         from .autograd.node import RemovableHandle, _hook_ids
 
-        if not callable(fn):
-            raise TypeError(f"register_hook expects a callable, got {type(fn).__name__}")
         if not self._requires_grad:
             raise RetrogradError(
                 "cannot register a hook on a tensor that doesn't require gradient"
@@ -329,8 +360,6 @@ class Tensor:
         """``fn(tensor)`` runs after this leaf's ``.grad`` has been written."""
         from .autograd.node import RemovableHandle, _hook_ids
 
-        if not callable(fn):
-            raise TypeError(f"expected a callable, got {type(fn).__name__}")
         if self.grad_fn is not None:
             raise RetrogradError(
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
@@ -375,7 +404,9 @@ class Tensor:
         if self._base is not None and self._base._requires_grad:
             raise RetrogradError("detach_() on a view of a tensor that requires grad is refused")
         if self.grad_fn is not None:
-            self._counter()  # the node that saved this output keeps watching it (E7)
+            # the node that saved this output keeps watching it (E7), and learns that it
+            # was detached in place: using it in a backward is refused, as in PyTorch
+            mark_detached(self._counter())
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -389,6 +420,11 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        if self._requires_grad and not value.dtype.is_floating_point:
+            raise DTypeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                f"complex dtype (got {value.dtype})"
+            )
         self._data = value._data
         self.backend = value.backend
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import bump, new_counter
-from ..errors import RetrogradError
+from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import Scalar, check_device, same_device
@@ -62,21 +62,22 @@ def _inplace(
         old._vc = new_counter()  # t's value before the op: a counter of its own
         res = out_of_place(old)
         if res.shape != t.shape:
-            raise ValueError(
-                f"{name}: output with shape {t.shape} doesn't match the broadcast shape "
-                f"{res.shape}"
+            raise ShapeError(
+                f"{name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
+                f"{list(res.shape)}"
             )
         be.ops.assign_(t._data, res._data)
         t.grad_fn = res.grad_fn
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
+        t._follow_retain(old.grad_fn, old._output_nr)
         bump(vc, rebase=True)
         return t
     try:
         raw_apply(t._data)
     except ValueError as exc:
         shapes = [getattr(o, "shape", ()) for o in operands]
-        raise ValueError(
+        raise ShapeError(
             f"{name}: cannot apply an operand of shape {shapes} in place to a tensor of shape "
             f"{t.shape} ({exc})"
         ) from None
