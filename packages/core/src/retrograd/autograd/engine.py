@@ -538,6 +538,7 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
     being run is recorded (``st.current``, for the error note) only when something raises."""
     pending = st.pending
     retain = st.retain
+    staged = st.staged
     acc_type = AccumulateGrad
     node: Any = None
     try:
@@ -546,8 +547,14 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
             if buf is None:
                 continue
             hooks = node._hooks
-            if type(node) is acc_type:
-                _run_accumulate(node, buf, st)
+            if type(node) is acc_type:  # the leaf's hooks, the node's pre-hooks, then staged
+                leaf = node.variable
+                if leaf._extra is not None:
+                    buf = leaf_hooks(leaf, buf, False)
+                if hooks is not None:
+                    _accumulate_hooked(node, buf, st)
+                elif buf[0] is not None:
+                    staged[leaf] = buf[0]
                 continue
             if hooks is not None:
                 buf = pre_hooks(node, buf, st.retained, False)
@@ -611,14 +618,9 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
         raise
 
 
-def _run_accumulate(node: Any, buf: list[Any], st: _WalkState) -> None:
-    """An AccumulateGrad in the plain walk: the leaf's own hooks, then the node's pre-hooks,
-    then the gradient is staged for the commit."""
-    buf = leaf_hooks(node.variable, buf, False)
-    _accumulate_hooked(node, buf, st)
-
-
 def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
+    """An AccumulateGrad with hooks, after the leaf's own: its pre-hooks, then the gradient
+    is staged; its post-hooks are kept for after the commit."""
     hooks = node._hooks
     if hooks is not None:
         buf = node_pre_hooks(node, buf, st.create_graph)
