@@ -530,3 +530,38 @@ def test_autograd_backward_keeps_the_scalar_rule():
         lib.autograd.backward(lib.tensor([1.0, 2.0], requires_grad=True) * 2)
 
     same(program, "grad can be implicitly created only for scalar outputs")
+
+
+# -- argument errors of backward / grad ---------------------------------------------------------------
+API_MISUSE = {
+    "backward inputs empty": (lambda lib, x: (x * 2).sum().backward(inputs=[]),
+                              "argument to `backward()` cannot be empty"),
+    "grad inputs empty": (lambda lib, x: lib.autograd.grad((x * 2).sum(), []),
+                          "argument to `grad()` cannot be empty"),
+    "input without grad": (lambda lib, x: lib.autograd.grad((x * 2).sum(), lib.tensor(1.0)),
+                           "One of the differentiated Tensors does not require grad"),
+    "root without grad": (lambda lib, x: lib.autograd.grad(lib.tensor(1.0), x),
+                          "does not require grad and does not have a grad_fn"),
+    "fewer seeds": (lambda lib, x: lib.autograd.grad([(x * 2).sum(), (x * 3).sum()], x,
+                                                     [lib.tensor(1.0)]),
+                    "got 2 tensors and 1 gradients"),
+    "fewer seeds backward": (lambda lib, x: lib.autograd.backward(
+        [(x * 2).sum(), (x * 3).sum()], [lib.tensor(1.0)]), "got 2 tensors and 1 gradients"),
+    "more seeds": (lambda lib, x: lib.autograd.grad([(x * 2).sum()], x,
+                                                    [lib.tensor(1.0), lib.tensor(2.0)]), None),
+    "materialize without allow_unused": (
+        lambda lib, x: lib.autograd.grad((x * 2).sum(), x, allow_unused=False,
+                                         materialize_grads=True),
+        "Expected allow_unused to be True or not passed when materialize_grads=True"),
+    "unused input": (lambda lib, x: lib.autograd.grad((x * 2).sum(),
+                                                      lib.tensor(1.0, requires_grad=True)),
+                     "appears to not have been used in the graph"),
+    "second walk": (lambda lib, x: [(y := (x * x).sum()).backward(), y.backward()],
+                    "Trying to backward through the graph a second time"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(API_MISUSE))
+def test_backward_and_grad_argument_errors(name):
+    call, phrase = API_MISUSE[name]
+    same(lambda lib: call(lib, lib.tensor([1.0, 2.0], requires_grad=True)), phrase)

@@ -31,15 +31,19 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         raise RetrogradError("backward: no tensors to differentiate")
     seeds = _seq(grad_tensors, "grad_tensors") if grad_tensors is not None else [None] * len(roots)
     if len(seeds) != len(roots):
-        raise ValueError(f"backward: got {len(seeds)} grad_tensors for {len(roots)} tensors")
+        if len(seeds) < len(roots):
+            raise RetrogradError(f"backward: got {len(roots)} tensors and {len(seeds)} "
+                                 "gradients (grad_tensors)")
+        seeds = seeds[:len(roots)]  # PyTorch pairs them up and ignores the extra ones
     input_list = None
     if inputs is not None:
         input_list = _seq(inputs, "inputs")
         if not input_list:
-            raise RetrogradError("backward: 'inputs' argument should not be empty")
+            raise RetrogradError("`inputs` argument to `backward()` cannot be empty.")
         for i, t in enumerate(input_list):
             if t is None:
-                raise RetrogradError(f"backward: inputs[{i}] is None")
+                raise RetrogradError(f"backward: all inputs have to be Tensors, but "
+                                     f"inputs[{i}] is None")
     for i, r in enumerate(roots):
         if r is None:
             raise RetrogradError(f"backward: tensors[{i}] is None")
@@ -57,21 +61,25 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if not roots:
         raise RetrogradError("grad: outputs is empty")
     if not input_list:
-        raise RetrogradError("grad: inputs is empty")
+        raise RetrogradError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(input_list):
         if t is None:
-            raise RetrogradError(f"grad: inputs[{i}] is None")
+            raise RetrogradError(f"grad: all inputs have to be Tensors, but inputs[{i}] is "
+                                 "None")
     for i, t in enumerate(roots):
         if t is None:
             raise RetrogradError(f"grad: outputs[{i}] is None")
     seeds: Sequence[Any] = (_seq(grad_outputs, "grad_outputs") if grad_outputs is not None
                             else [None] * len(roots))
     if len(seeds) != len(roots):
-        raise ValueError(f"grad: got {len(seeds)} grad_outputs for {len(roots)} outputs")
+        if len(seeds) < len(roots):
+            raise RetrogradError(f"grad: got {len(roots)} tensors and {len(seeds)} gradients "
+                                 "(grad_outputs)")
+        seeds = list(seeds)[:len(roots)]  # PyTorch pairs them up and ignores the extra ones
     if materialize_grads:
         if allow_unused is False:
-            raise ValueError("grad: materialize_grads=True requires allow_unused to be True "
-                             "or None")
+            raise ValueError("Expected allow_unused to be True or not passed when "
+                             "materialize_grads=True, but got: allow_unused=False.")
         allow_unused = True
     result = run_grad(roots, list(seeds), input_list, retain_graph=retain_graph,
                       create_graph=create_graph, fuse=None)

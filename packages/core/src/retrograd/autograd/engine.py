@@ -343,8 +343,8 @@ def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
             raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
         if not t._requires_grad:
             raise RetrogradError(
-                f"inputs[{i}] (shape {t.shape}) does not require grad: it cannot receive a "
-                "gradient"
+                f"One of the differentiated Tensors does not require grad: inputs[{i}] (shape "
+                f"{t.shape}) cannot receive a gradient"
             )
         if t.grad_fn is not None:
             node, slot = t.grad_fn, t._output_nr
