@@ -565,3 +565,28 @@ API_MISUSE = {
 def test_backward_and_grad_argument_errors(name):
     call, phrase = API_MISUSE[name]
     same(lambda lib: call(lib, lib.tensor([1.0, 2.0], requires_grad=True)), phrase)
+
+
+# -- a view made under no_grad of a tensor that requires grad -----------------------------------------
+def test_no_grad_view_requires_grad_but_sends_gradient_nowhere():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            v = x[:]
+        flags = (v.requires_grad, v.is_leaf, v.grad_fn is None)
+        v.sum().backward()
+        v[0].backward()
+        return flags, x.grad, v.grad
+
+    same(program)
+
+
+def test_integer_index_of_a_vector_is_a_view():
+    def program(lib):
+        a = lib.tensor([1.0, 2.0])
+        a[0].mul_(2)
+        b = lib.tensor([[1.0, 2.0], [3.0, 4.0]])
+        b[1, 1].zero_()
+        return a, b
+
+    same(program)

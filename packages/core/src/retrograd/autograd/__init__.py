@@ -1,5 +1,6 @@
 """The autograd layer: graph nodes, the Engine, custom Functions, checks and anomaly mode."""
 
+from . import functional, graph  # torch.autograd.functional and torch.autograd.graph
 from .accumulate import AccumulateGrad
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .api import backward, grad
@@ -15,7 +16,7 @@ except ImportError:  # pragma: no cover - only while the module is being written
 
 __all__ = [
     "AccumulateGrad", "Edge", "Engine", "FormulaNode", "Function", "FunctionCtx",
-    "GradcheckError", "Node", "backward", "detect_anomaly", "grad", "gradcheck",
-    "gradgradcheck", "is_anomaly_enabled", "is_fusion_enabled", "once_differentiable",
+    "GradcheckError", "Node", "backward", "detect_anomaly", "functional", "grad", "gradcheck",
+    "gradgradcheck", "graph", "is_anomaly_enabled", "is_fusion_enabled", "once_differentiable",
     "set_detect_anomaly", "set_fusion", "set_tracer", "trace",
 ]

@@ -42,10 +42,15 @@ class AccumulateGrad(Node):
         """A leaf's accumulator is shared across graphs: it is never released."""
 
 
-def accumulator_of(leaf: Any) -> AccumulateGrad:
+def accumulator_of(leaf: Any) -> AccumulateGrad | None:
+    """The leaf's AccumulateGrad, made on first need. None for a view made under no_grad of
+    a tensor that requires grad: it requires grad but, as in PyTorch, has nowhere to send
+    a gradient."""
     ex = leaf._extra
     if ex is None:
         ex = leaf._x()
+    elif ex.view_creation == "no_grad":
+        return None
     ref = ex.acc
     acc = ref() if ref is not None else None
     if acc is None:

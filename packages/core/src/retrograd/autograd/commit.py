@@ -10,6 +10,7 @@ whole commit is rolled back.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from .._version import bump
@@ -23,7 +24,7 @@ _commit_lock = threading.Lock()
 
 
 def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
-           create_graph: bool, tracer: Any, after_commit: list[tuple[Any, Any]] = ()) -> None:
+           create_graph: bool, tracer: Any, after_commit: Sequence[tuple[Any, Any]] = ()) -> None:
     """Write the staged gradients, then run, leaf by leaf in walk order, the post-accumulate
     hooks and the AccumulateGrad node's post-hooks (``after_commit``), with grad mode as
     during the walk (on only under create_graph), as PyTorch does. If a hook raises, every
@@ -47,7 +48,7 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
                 tracer.event("grad_written", tensor=t, value=t._grad._data)
     if backup is None:
         return
-    node_post = {node.variable: buf for node, buf in after_commit}
+    node_post = {node.variable: (node, buf) for node, buf in after_commit}
     prev = _grad.enabled
     _grad.enabled = create_graph
     try:
@@ -60,11 +61,11 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
                         raise TypeError(f"expected Variable, but hook returned "
                                         f"'{type(res).__name__}' (a post accumulate grad hook "
                                         "must return None)")
-            buf = node_post.pop(leaf, None)
-            if buf is not None:
-                _node_post_hooks(leaf, buf, create_graph)
-        for leaf, buf in node_post.items():  # a leaf whose gradient all hooks dropped
-            _node_post_hooks(leaf, buf, create_graph)
+            entry = node_post.pop(leaf, None)
+            if entry is not None:
+                _node_post_hooks(*entry, create_graph)
+        for entry in node_post.values():  # a leaf whose gradient all hooks dropped
+            _node_post_hooks(*entry, create_graph)
     except BaseException:
         _restore_grads(backup)  # E13 read strictly: a failing hook undoes the whole commit
         raise
@@ -72,11 +73,10 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
         _grad.enabled = prev
 
 
-def _node_post_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> None:
-    from .accumulate import accumulator_of
+def _node_post_hooks(node: Any, buf: list[Any], create_graph: bool) -> None:
     from .hooks import post_hooks
 
-    post_hooks(accumulator_of(leaf), (), buf, create_graph)
+    post_hooks(node, (), buf, create_graph)
 
 
 def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:

@@ -313,7 +313,7 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool 
     return seed if create_graph else seed._data
 
 
-def _root_edge(i: int, root: Any) -> tuple[Node, int]:
+def _root_edge(i: int, root: Any) -> tuple[Node | None, int]:
     if root.grad_fn is not None:
         return (root.grad_fn, root._output_nr)
     if root._requires_grad:
@@ -438,7 +438,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
     ok = False
     paused = False
     try:
-        order = topo_order([edge[0] for edge in root_edges], walk)
+        order = topo_order([edge[0] for edge in root_edges if edge[0] is not None], walk)
         if len(order) >= _GC_PAUSE_MIN_NODES:
             _pause_gc()
             paused = True
@@ -449,6 +449,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
             order = _fusion_pass()(order, captures, retain)
         pending = state.pending
         for (node, nr), seed in zip(root_edges, seed_values):
+            if node is None:  # a view made under no_grad: its gradient goes nowhere
+                continue
             buf = pending.get(node)
             if buf is None:
                 buf = pending[node] = [None] * node._nin
@@ -456,6 +458,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
         if tracer is not None:
             tracer.event("begin", roots=roots, order=list(order))
             for (node, nr), seed in zip(root_edges, seed_values):
+                if node is None:
+                    continue
                 tracer.event("arrive", node=node, slot=nr, value=arr(seed),
                              total=arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
