@@ -11,16 +11,22 @@ forwards every unknown attribute to the module. It adds only what differs betwee
 - ``lib.is_accumulate_grad(node)``;
 - ``lib.capture(fn)`` runs one step and returns its result, or the :class:`Raised` error, so a
   program can check that a given step fails and then carry on;
+- ``lib.capture_warnings(fn)`` runs one step and returns ``(result or Raised, [(warning class
+  name, message), ...])``;
+- ``lib.dtype_of(t)`` (``"float32"``, ``"int64"``, ``"bool"``) and ``lib.has("a.b")`` (does the
+  module have that attribute path);
 - ``lib.error_kind(exc)`` and ``lib.to_numpy(t)`` for the runner.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .compare import Typed
 from .errors import Raised, retrograd_kind, torch_kind
 
 FLOAT_DTYPES = ("float32", "float64")
@@ -79,6 +85,28 @@ class Lib:
             return fn()
         except Exception as exc:  # noqa: BLE001 - the error *is* the result here
             return Raised(self.error_kind(exc), type(exc).__name__, str(exc))
+
+    def capture_warnings(self, fn: Callable[[], Any]) -> tuple[Any, list[tuple[str, str]]]:
+        """Run one step with every warning recorded; ``(result or Raised, [(class name,
+        message), ...])`` in the order they were issued."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = self.capture(fn)
+        return result, [(w.category.__name__, str(w.message)) for w in caught]
+
+    def dtype_of(self, t: Any) -> str:
+        """A tensor's dtype as a bare name: ``float32``, ``int64``, ``bool``..."""
+        return str(getattr(t.dtype, "name", t.dtype)).rsplit(".", 1)[-1]
+
+    def has(self, path: str) -> bool:
+        """Whether the module has the dotted attribute ``path`` (``"autograd.grad"``)."""
+        obj = self.module
+        for part in path.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                return False
+        return True
 
 
 class RetrogradLib(Lib):
@@ -140,8 +168,11 @@ def make_lib(subject: str, dtype: str = "float64") -> Lib:
         f"unknown subject {subject!r}: expected retrograd:<backend>, torch or torch:cuda")
 
 
-def normalize(lib: Lib, value: Any) -> Any:
-    """Turn a program's result into plain data: arrays (float64 or bool), None, Raised, lists."""
+def normalize(lib: Lib, value: Any, *, typed: bool = False) -> Any:
+    """Turn a program's result into plain data: arrays (float64 or bool), None, Raised, lists.
+
+    With ``typed``, a tensor becomes a :class:`~retrograd_conformance.compare.Typed` (its dtype
+    name and its values), so the comparison checks the dtype too."""
     if value is None or isinstance(value, Raised | str):
         return value
     if isinstance(value, bool | np.bool_):
@@ -149,7 +180,9 @@ def normalize(lib: Lib, value: Any) -> Any:
     if isinstance(value, int | float | np.number):
         return np.asarray(float(value))
     if isinstance(value, list | tuple):
-        return [normalize(lib, v) for v in value]
+        return [normalize(lib, v, typed=typed) for v in value]
     if lib.is_tensor(value):
+        if typed:
+            return Typed(lib.dtype_of(value), lib.to_numpy(value))
         return lib.to_numpy(value)
     raise TypeError(f"a program returned a {type(value).__name__}; expected tensors or numbers")

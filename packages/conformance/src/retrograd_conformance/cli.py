@@ -2,7 +2,7 @@
 
     retrograd-conformance [--backend NAME ...] [--oracle torch|none] [-k PATTERN]
                           [--json PATH] [--junit PATH] [--fuzz N] [--seed S]
-                          [--suite documents|opdb|programs ...]
+                          [--suite documents|semantics|opdb|programs ...]
                           [--xfails-file PATH] [--skips-file PATH] [--verbose]
 
 Exit status: 0 all tested subjects passed; 1 a failure (or an xfail that now passes);
@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import __version__
-from .cases import DOCUMENT_CASES
+from .cases import DOCUMENT_CASES, SEMANTICS_CASES
 from .opdb import OPS
 from .programs.check import DEFAULT_COUNT, DEFAULT_SEED
 from .report import Report, print_report
@@ -30,18 +30,20 @@ from .runner import (
     opdb_results,
     program_results,
     read_id_file,
+    semantics_results,
     unavailable_results,
 )
 from .subjects import backend_names, retrograd_subjects, torch_subjects, versions
 
-SUITES = ("documents", "opdb", "programs")
+SUITES = ("documents", "semantics", "opdb", "programs")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="retrograd-conformance",
-        description="Replay the design documents' examples, an op database and generated "
-                    "programs on retrograd backends, with PyTorch as the oracle.")
+        description="Replay the design documents' examples, autograd semantics cases, an op "
+                    "database and generated programs on retrograd backends, with PyTorch as "
+                    "the oracle.")
     p.add_argument("--backend", action="append", metavar="NAME",
                    help="backend to test (repeatable); default: every backend in the "
                         "'retrograd.backends' entry-point group")
@@ -106,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "documents" in suites:
         cases = [c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")]
         report.results += document_results(subjects, oracles, cases)
+    if "semantics" in suites:
+        sem = [c for c in SEMANTICS_CASES
+               if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")]
+        report.results += semantics_results(subjects, oracles, sem)
     if "opdb" in suites:
         ops = [op for op in OPS if wanted(f"opdb/{op.name}")]
         report.results += opdb_results(subjects, oracle, ops)

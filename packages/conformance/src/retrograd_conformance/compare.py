@@ -4,6 +4,10 @@ float32 results are compared with a float64 reference, so the float32 tolerance 
 float32 rounding accumulated over a small program, not about the two libraries' agreement.
 ``atol`` scales with the reference's magnitude (``atol * max(1, max|ref|)``): a gradient of
 size 1e3 may be off by 1e3 * eps in its small entries too.
+
+Families that care about dtypes (``semantics``) normalize tensors to :class:`Typed`: when both
+sides are typed the dtype names must be equal before the values are compared. Strings (hook
+orders, dtype names) compare exactly.
 """
 
 from __future__ import annotations
@@ -14,6 +18,18 @@ from typing import Any
 import numpy as np
 
 from .errors import Raised, Raises, kinds_agree, satisfies
+
+
+@dataclass(frozen=True, eq=False)
+class Typed:
+    """A tensor result with its dtype kept: ``dtype`` (``"float32"``) and ``array`` (float64, or
+    bool, as for untyped results)."""
+
+    dtype: str
+    array: np.ndarray
+
+    def __str__(self) -> str:
+        return f"{fmt(self.array)} ({self.dtype})"
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,9 @@ def fmt(value: Any, limit: int = 60) -> str:
     """A short rendering of a result for tables and messages."""
     if value is None:
         return "None"
+    if isinstance(value, Typed):
+        text = f"{fmt(value.array, limit)} ({value.dtype})"
+        return text if len(text) <= limit + 12 else text[: limit + 9] + "..."
     if isinstance(value, Raised | Raises):
         return str(value) if len(str(value)) <= limit else str(value)[: limit - 3] + "..."
     if isinstance(value, list):
@@ -93,6 +112,21 @@ def compare(expected: Any, actual: Any, tol: Tolerance, *, expected_is_document:
         if expected is None and actual is None:
             return None
         return f"expected {fmt(expected)}, got {fmt(actual)}"
+    if isinstance(expected, Typed) or isinstance(actual, Typed):
+        if isinstance(expected, Typed) and isinstance(actual, Typed) \
+                and expected.dtype != actual.dtype:
+            return (f"dtype: expected {expected.dtype}, got {actual.dtype} (values: expected "
+                    f"{fmt(expected.array)}, got {fmt(actual.array)})")
+        reason = compare(expected.array if isinstance(expected, Typed) else expected,
+                         actual.array if isinstance(actual, Typed) else actual, tol,
+                         expected_is_document=expected_is_document)
+        if reason and isinstance(actual, Typed):
+            return f"values ({actual.dtype}): {reason}"
+        return reason
+    if isinstance(expected, str) or isinstance(actual, str):
+        if isinstance(expected, str) and isinstance(actual, str) and expected == actual:
+            return None
+        return f"expected {fmt(expected, 200)}, got {fmt(actual, 200)}"
     if isinstance(expected, list) and not (isinstance(actual, np.ndarray)
                                            and _as_array(expected) is not None):
         if not isinstance(actual, list) or len(actual) != len(expected):

@@ -136,6 +136,7 @@ def print_report(report: Report, console: Console, *, verbose: bool = False) -> 
     console.print(t)
 
     _print_documents(report, console)
+    _print_semantics(report, console, verbose)
     _print_opdb(report, console, verbose)
     _print_programs(report, console)
     _print_failures(report, console)
@@ -180,6 +181,42 @@ def _print_documents(report: Report, console: Console) -> None:
             verdicts.append(" ".join(f"{_v(v)}({d[-2:]})" for d, v in sorted(per.items())))
         t.add_row(*verdicts)
         console.print(t)
+
+
+def _print_semantics(report: Report, console: Console, verbose: bool) -> None:
+    sem = [r for r in report.results if r.suite == "semantics" and "case" in r.details]
+    if not sem:
+        return
+    subjects = list(dict.fromkeys(r.subject for r in sem))
+    oracle_names = {o.name for o in report.oracles}
+    grid: dict[str, dict[str, list[Result]]] = defaultdict(lambda: defaultdict(list))
+    for r in sem:
+        grid[r.details["case"]][r.subject].append(r)
+    t = Table(title="Semantics (autograd corners, vs the oracle in the same dtype)")
+    t.add_column("case")
+    t.add_column("checks")
+    for name in subjects:
+        t.add_column(name + (" (oracle)" if name in oracle_names else ""))
+    shown = 0
+    for case_id, per in grid.items():
+        if not verbose and all(not r.failed for rs in per.values() for r in rs):
+            continue
+        shown += 1
+        first = next(iter(per.values()))[0].details
+        cells = [case_id, escape(first["title"])]
+        for name in subjects:
+            cells.append(" ".join(f"{_v(r.verdict)}({r.details['dtype'][-2:]})"
+                                  for r in per.get(name, [])))
+        t.add_row(*cells)
+    totals = ["[bold]all[/]", f"{len(grid)} cases"]
+    for name in subjects:
+        c = Counter(r.verdict for r in sem if r.subject == name)
+        totals.append(", ".join(f"{_v(k)} {v}" for k, v in sorted(c.items())))
+    t.add_row(*totals)
+    if not verbose:
+        t.caption = (f"{len(grid) - shown} of {len(grid)} cases pass everywhere "
+                     "(--verbose lists them); failures in full below")
+    console.print(t)
 
 
 def _print_opdb(report: Report, console: Console, verbose: bool) -> None:

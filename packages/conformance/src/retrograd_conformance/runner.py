@@ -1,4 +1,4 @@
-"""Running the three suites (documents, op database, generated programs) on the subjects.
+"""Running the suites (documents, semantics, op database, generated programs) on the subjects.
 
 Everything a report or a pytest item needs is a :class:`Result`: suite, id, subject, verdict
 (``pass``, ``fail``, ``unavailable``, ``xfail``, ``xpass``, ``skip``) and a readable message.
@@ -7,13 +7,16 @@ The CLI and the pytest plugin share these functions, so they cannot disagree.
 
 from __future__ import annotations
 
+import os
 import time
+import traceback
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .adapter import make_lib, normalize
-from .cases import DOCUMENT_CASES, Case
+from .cases import DOCUMENT_CASES, SEMANTICS_CASES, Case, SemanticsCase
 from .compare import DOCUMENT_TOL, ORACLE_TOL, compare, fmt
 from .errors import Raised
 from .opdb import OPS, OpInfo, check_op
@@ -121,6 +124,132 @@ def document_results(subjects: list[Subject], oracles: list[Subject],
                 t0 = time.perf_counter()
                 out = run_case(case, subject.name, dtype)
                 r = judge_case(case, dtype, subject.name, out, ref)
+                r.seconds = time.perf_counter() - t0
+                results.append(r)
+    return results
+
+
+# ---- semantics ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stopped(Raised):
+    """The error that stopped a whole program, and where: ``semantics.py:123 in f: <line>``."""
+
+    where: str = ""
+
+
+def _where(exc: BaseException) -> str:
+    """``file:line in function`` of the innermost frame of the case program (else the last)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    ours = [f for f in frames if os.path.basename(f.filename) == "semantics.py"]
+    f = (ours or frames)[-1]
+    return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+
+
+def run_semantics_case(case: SemanticsCase, subject: str, dtype: str
+                       ) -> dict[str, Any] | Raised:
+    """Run a semantics program on one subject: typed results (dtypes kept), or the error that
+    stopped it (a :class:`Stopped`, which says where). A library handle lacking one of
+    ``case.requires`` is an error of kind ``missing-feature``, never a skip."""
+    lib = make_lib(subject, dtype)
+    missing = [name for name in case.requires if not lib.has(name)]
+    if missing:
+        module = getattr(lib.module, "__name__", subject)
+        return Raised("missing-feature", "MissingFeature",
+                      f"the case needs {', '.join(f'{module}.{m}' for m in missing)}, which "
+                      f"{subject} does not have")
+    with warnings.catch_warnings():  # the warning cases capture their own; keep runs quiet
+        warnings.simplefilter("ignore")
+        try:
+            out = case.program(lib)
+            return {k: normalize(lib, v, typed=True) for k, v in out.items()}
+        except Exception as exc:  # noqa: BLE001 - the error is an outcome to compare
+            return Stopped(lib.error_kind(exc), type(exc).__name__, str(exc), _where(exc))
+
+
+def judge_semantics_case(case: SemanticsCase, dtype: str, subject: str,
+                         outcome: dict[str, Any] | Raised, oracle: dict[str, Any] | Raised | None,
+                         oracle_name: str = "torch") -> Result:
+    """Compare a subject's outcome with PyTorch's (same dtype) and with ``case.expected``.
+
+    The message reads as a bug report: the case, what it checks, then each quantity that
+    differs with both values (dtype included) or both errors."""
+    problems: list[str] = []
+    rows: list[dict[str, Any]] = []
+    if isinstance(oracle, Raised):
+        problems.append(f"the oracle ({oracle_name}) itself stopped with {oracle}: the case "
+                        "program is wrong, not the subject")
+    if isinstance(outcome, Raised):
+        if outcome.kind == "missing-feature":
+            problems.append(f"{outcome.message}; {oracle_name} runs it")
+        else:
+            where = getattr(outcome, "where", "")
+            problems.append(f"the program stopped{f' at {where}' if where else ''} with "
+                            f"{outcome}; {oracle_name} ran it to the end")
+    keys = list(case.expected)
+    for source in (outcome, oracle):
+        if isinstance(source, dict):
+            keys += [k for k in source if k not in keys]
+    for key in keys:
+        known = case.expected.get(key, MISSING)
+        ora = oracle.get(key, MISSING) if isinstance(oracle, dict) else MISSING
+        got = outcome.get(key, MISSING) if isinstance(outcome, dict) else MISSING
+        notes = []
+        if isinstance(outcome, dict):
+            if got is MISSING:
+                notes.append("not returned by the subject")
+            else:
+                if ora is not MISSING:
+                    reason = compare(ora, got, ORACLE_TOL[dtype])
+                    if reason:
+                        notes.append(f"vs {oracle_name}: {reason}")
+                elif isinstance(oracle, dict):
+                    notes.append(f"{oracle_name} returned no such quantity")
+                if known is not MISSING and oracle is None:
+                    # the oracle's own row, or --oracle none: the values PyTorch is known to give
+                    reason = compare(known, got, DOCUMENT_TOL[dtype])
+                    if reason:
+                        notes.append(f"vs the known {oracle_name} value: {reason}")
+        rows.append({"quantity": key, "expected": None if known is MISSING else fmt(known),
+                     "oracle": None if ora is MISSING else fmt(ora),
+                     "subject": None if got is MISSING else fmt(got),
+                     "ok": not notes, "problems": notes})
+        problems += [f"{key}: {n}" for n in notes]
+    verdict = "fail" if problems else "pass"
+    message = ""
+    if problems:
+        message = (f"{case.id} [{dtype}] on {subject}: {case.title} ({case.checks}). "
+                   + "; ".join(problems))
+    return Result("semantics", f"{case.id}[{dtype}]", subject, verdict, message,
+                  details={"case": case.id, "dtype": dtype, "group": case.group,
+                           "title": case.title, "checks": case.checks, "rows": rows,
+                           "requires": list(case.requires)})
+
+
+def semantics_results(subjects: list[Subject], oracles: list[Subject],
+                      cases: Iterable[SemanticsCase] = SEMANTICS_CASES) -> list[Result]:
+    """Every case x dtype on every subject, judged against the first available oracle run in
+    the same dtype (the oracle is judged against the known values too)."""
+    results: list[Result] = []
+    reference = next((o for o in oracles if o.available), None)
+    for case in cases:
+        for dtype in case.dtypes:
+            t0 = time.perf_counter()
+            ref = run_semantics_case(case, reference.name, dtype) if reference else None
+            if reference is not None:
+                r = judge_semantics_case(case, dtype, reference.name, ref, None, reference.name)
+                r.seconds = time.perf_counter() - t0
+                results.append(r)
+            name = reference.name if reference else "torch"
+            for subject in subjects:
+                if not subject.available:
+                    continue
+                t0 = time.perf_counter()
+                out = run_semantics_case(case, subject.name, dtype)
+                r = judge_semantics_case(case, dtype, subject.name, out, ref, name)
                 r.seconds = time.perf_counter() - t0
                 results.append(r)
     return results

@@ -1,18 +1,24 @@
 """The suite as pytest items: ``pytest --pyargs retrograd_conformance --backend NAME``.
 
-One item per document case and dtype, per op-database entry and dtype, and one for the
-generated programs, each parametrized by backend (the plugin's ``conformance_backend``).
-Item ids read ``test_document[cpu-shared-branch-float32]``, the strings an xfails file lists.
+One item per document case and dtype, per semantics case and dtype, per op-database entry and
+dtype, and one for the generated programs, each parametrized by backend (the plugin's
+``conformance_backend``). Item ids read ``test_document[cpu-shared-branch-float32]`` and
+``test_semantics[cpu-hook-chain-float32]``, the strings an xfails file lists.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from retrograd_conformance.cases import DOCUMENT_CASES
+from retrograd_conformance.cases import DOCUMENT_CASES, SEMANTICS_CASES
 from retrograd_conformance.opdb import OPS
 from retrograd_conformance.programs.check import check_programs
-from retrograd_conformance.runner import judge_case, run_case
+from retrograd_conformance.runner import (
+    judge_case,
+    judge_semantics_case,
+    run_case,
+    run_semantics_case,
+)
 
 DTYPES = ("float32", "float64")
 pytestmark = pytest.mark.conformance
@@ -36,6 +42,26 @@ def test_document(conformance_subject, conformance_oracle, case, dtype):
     result = judge_case(case, dtype, conformance_subject.name, out, ref)
     assert result.verdict == "pass", f"{case.id} ({'; '.join(result.details['sources'])}): " \
                                      f"{result.message}"
+
+
+_SEMANTICS = [(c, d) for c in SEMANTICS_CASES for d in c.dtypes]
+_semantics_reference: dict[tuple[str, str, str], object] = {}
+
+
+@pytest.mark.parametrize(("case", "dtype"), _SEMANTICS,
+                         ids=[f"{c.id}-{d}" for c, d in _SEMANTICS])
+def test_semantics(conformance_subject, conformance_oracle, case, dtype):
+    """An autograd-semantics case: every quantity (dtypes included) vs the oracle, same dtype."""
+    ref = None
+    if conformance_oracle:
+        key = (case.id, dtype, conformance_oracle)
+        if key not in _semantics_reference:
+            _semantics_reference[key] = run_semantics_case(case, conformance_oracle, dtype)
+        ref = _semantics_reference[key]
+    out = run_semantics_case(case, conformance_subject.name, dtype)
+    result = judge_semantics_case(case, dtype, conformance_subject.name, out, ref,
+                                  conformance_oracle or "torch")
+    assert result.verdict == "pass", result.message
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
