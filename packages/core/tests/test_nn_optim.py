@@ -380,6 +380,8 @@ def test_optimizer_argument_errors():
         x = rg.tensor([1.0], requires_grad=True)
         rg.optim.SGD([x * 2], lr=0.1)
     with pytest.raises(ValueError, match="more than one"):
+        rg.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
+    with pytest.warns(UserWarning, match="duplicate parameters"):  # torch.optim only warns
         rg.optim.SGD([p, p], lr=0.1)
     with pytest.raises(TypeError):
         rg.optim.SGD(p, lr=0.1)

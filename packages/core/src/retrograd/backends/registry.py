@@ -11,10 +11,16 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ..dtypes import Device, as_device
+from ..errors import RetrogradError
 from .base import Backend
 
 __all__ = ["get_backend", "register_backend", "available_backends", "backend_for_device",
-           "ENTRY_POINT_GROUP", "registered_backends"]
+           "ENTRY_POINT_GROUP", "registered_backends", "UnknownBackendError"]
+
+
+class UnknownBackendError(RetrogradError, ValueError):
+    """No backend of that name is registered or installed. PyTorch raises RuntimeError for an
+    unknown device type; it is also a ValueError, which retrograd raised before."""
 
 ENTRY_POINT_GROUP = "retrograd.backends"
 
@@ -72,11 +78,14 @@ def get_backend(name: str) -> Backend:
             return cpu_backend
         if ep is None:
             known = ", ".join(available_backends())
-            raise ValueError(f"unknown device/backend {name!r}; known backends: {known}")
+            raise UnknownBackendError(
+                f"unknown device/backend {name!r} (known backends: {known}): expected a known "
+                "device type at start of device string"
+            )
         try:
             obj = ep.load()
         except Exception as exc:  # a broken vendor package must not break retrograd
-            raise RuntimeError(
+            raise RetrogradError(
                 f"backend {name!r} (entry point {ep.value}) failed to load: {exc}"
             ) from exc
         if isinstance(obj, type):
@@ -95,7 +104,7 @@ def backend_for_device(device: Any) -> tuple[Backend, Device]:
     dev = as_device(device if device is not None else "cpu")
     backend = get_backend(dev.type)
     if not backend.is_available():
-        raise RuntimeError(
+        raise RetrogradError(
             f"device {str(dev)!r} is not available: backend {backend.name!r} reports "
             "is_available() == False (no device or driver on this machine)"
         )

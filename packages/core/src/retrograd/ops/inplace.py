@@ -15,7 +15,9 @@ from typing import Any
 from .._version import bump, new_counter
 from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
+from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
+from . import promotion
 from ._core import Scalar, check_device, same_device
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
@@ -44,6 +46,8 @@ def _inplace(
             f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
             "in-place operation; do it under retrograd.no_grad() or use an out-of-place op"
         )
+    if t._vc is INFERENCE and not _grad.inference:  # refused before anything changes
+        raise RetrogradError(INPLACE_ERROR)
     record = grad and (t._requires_grad or any(
         isinstance(o, Tensor) and o._requires_grad for o in operands))
     be = t.backend
@@ -66,7 +70,7 @@ def _inplace(
                 f"{name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
                 f"{list(res.shape)}"
             )
-        be.ops.assign_(t._data, res._data)
+        be.ops.assign_(t._data, promotion.to_dtype_of(t, res))  # a promoted result: cast
         t.grad_fn = res.grad_fn
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
@@ -108,13 +112,41 @@ def _raw(o: Any) -> Any:
     return o._data if isinstance(o, Tensor) else o
 
 
+def _check_broadcast(name: str, t: Tensor, other: Any) -> None:
+    """``other`` must broadcast to ``t``'s own shape (an in-place result keeps it); otherwise
+    ShapeError with PyTorch's wording, before anything is written."""
+    if not isinstance(other, Tensor):
+        return
+    a, b = t.shape, other.shape
+    if a == b:
+        return
+    nd = max(len(a), len(b))
+    out = [0] * nd
+    for i in range(nd - 1, -1, -1):  # from the right, as PyTorch reports the first mismatch
+        sa = a[i - nd + len(a)] if i >= nd - len(a) else 1
+        sb = b[i - nd + len(b)] if i >= nd - len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise ShapeError(
+                f"{name}: The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                f"at non-singleton dimension {i} (shapes {a} and {b})"
+            )
+        out[i] = sa if sb == 1 else sb
+    if tuple(out) != a:
+        raise ShapeError(
+            f"{name}: output with shape {list(a)} doesn't match the broadcast shape {list(out)} "
+            f"(an in-place result keeps the shape of the tensor; the operand has shape {b})"
+        )
+
+
 def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     from .elementwise import add, mul
 
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    other = promotion.inplace_operand("add_", t, other)  # PyTorch's result-dtype check
+    _check_broadcast("add_", t, other)
     return _inplace("add_", t, (other,), lambda old: add(old, other),
-                    lambda a: t.backend.ops.iadd(a, _raw(other)), False)
+                    promotion.inplace_kernel(t, other, "iadd", add), False)
 
 
 def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -122,22 +154,28 @@ def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    other = promotion.inplace_operand("sub_", t, other)  # PyTorch's result-dtype check
+    _check_broadcast("sub_", t, other)
     return _inplace("sub_", t, (other,), lambda old: sub(old, other),
-                    lambda a: t.backend.ops.isub(a, _raw(other)), False)
+                    promotion.inplace_kernel(t, other, "isub", sub), False)
 
 
 def mul_(t: Tensor, other: Any) -> Tensor:
     from .elementwise import mul
 
+    other = promotion.inplace_operand("mul_", t, other)  # PyTorch's result-dtype check
+    _check_broadcast("mul_", t, other)
     return _inplace("mul_", t, (other,), lambda old: mul(old, other),
-                    lambda a: t.backend.ops.imul(a, _raw(other)), True)
+                    promotion.inplace_kernel(t, other, "imul", mul), True)
 
 
 def div_(t: Tensor, other: Any) -> Tensor:
     from .elementwise import div
 
+    other = promotion.inplace_operand("div_", t, other)  # PyTorch's result-dtype check
+    _check_broadcast("div_", t, other)
     return _inplace("div_", t, (other,), lambda old: div(old, other),
-                    lambda a: t.backend.ops.itruediv(a, _raw(other)), True)
+                    promotion.inplace_kernel(t, other, "itruediv", div), True)
 
 
 def _replace_all(old: Tensor, value: Any) -> Tensor:
@@ -152,11 +190,13 @@ def _replace_all(old: Tensor, value: Any) -> Tensor:
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
+    if not isinstance(value, Tensor) and promotion.is_number(promotion.scalar_value(value)):
+        value = promotion.scalar_value(value)  # a NumPy scalar as the Python number it is
     if isinstance(value, Tensor) and value.ndim != 0:
-        raise ValueError(f"fill_ only supports 0-dimensional value tensors, got shape "
-                         f"{value.shape}")
+        raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                         f"{value.ndim} dimensions (shape {value.shape})")
     return _inplace("fill_", t, (value,), lambda old: _replace_all(old, value),
-                    lambda a: t.backend.ops.assign_(a, _raw(value)), False)
+                    lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, value)), False)
 
 
 def zero_(t: Tensor) -> Tensor:
@@ -167,21 +207,25 @@ def copy_(t: Tensor, src: Any) -> Tensor:
     from .conversion import to
 
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if not same_device(t, src):
         src = to(src, t.device)
-    try:
-        t.backend.ops.expand(src._data, t._data.shape) if src.shape != t.shape else None
-    except ValueError:
-        raise ValueError(f"copy_: source of shape {src.shape} cannot be broadcast to the "
-                         f"destination shape {t.shape}") from None
+    _check_broadcast("copy_", t, src)
     return _inplace("copy_", t, (src,), lambda old: _replace_all(old, src),
-                    lambda a: t.backend.ops.assign_(a, src._data), False)
+                    lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, src)), False)
 
 
 def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     from .elementwise import add
-    from .shape import _norm_key, expand, index_backward, index_zero
+    from .shape import (
+        _index_error,
+        _norm_key,
+        expand,
+        expand_shape,
+        index_backward,
+        index_zero,
+        reshape,
+    )
 
     if not isinstance(t, Tensor):
         raise TypeError(f"__setitem__: expected a Tensor, got {type(t).__name__}")
@@ -189,20 +233,28 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     try:
         sub_shape = tuple(t.backend.ops.getitem(t._data, k).shape)
     except IndexError as exc:
-        raise IndexError(f"index {key!r} is invalid for a tensor of shape {t.shape}: {exc}") \
-            from None
+        raise _index_error(t, key, k, exc) from None
+    vshape = sub_shape
+    if isinstance(value, Tensor) and value.shape != sub_shape:
+        # PyTorch drops the value's leading 1s, then expands it to the indexed part
+        vshape = value.shape
+        while len(vshape) > len(sub_shape) and vshape[0] == 1:
+            vshape = vshape[1:]
+        expand_shape("__setitem__", vshape, sub_shape)
 
     def out_of_place(old: Tensor) -> Tensor:
         if isinstance(value, Tensor):
-            v = expand(value, *sub_shape) if value.shape != sub_shape else value
+            v = value
+            if v.shape != sub_shape:
+                v = expand(reshape(v, vshape) if vshape != v.shape else v, *sub_shape)
             return add(index_zero(old, k), index_backward(v, t.shape, k))
         zeroed = index_zero(old, k)
         const = t.backend.ops.zeros(t._data.shape, t._data.dtype)
-        t.backend.ops.setitem(const, k, value)
+        t.backend.ops.setitem(const, k, promotion.assign_value(t, value))
         return add(zeroed, Tensor(const, t.backend))
 
     def raw_apply(a: Any) -> None:
-        v = value._data if isinstance(value, Tensor) else value
+        v = promotion.assign_value(t, value)
         t.backend.ops.setitem(a, k, v)
 
     return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ShapeError
 from ..tensor import Tensor
 from . import conversion, elementwise, inplace, linalg, nn, reduction, shape
 
@@ -25,6 +26,12 @@ def _T(self: Tensor) -> Tensor:
 
 
 def _mT(self: Tensor) -> Tensor:
+    nd = self.ndim
+    if nd == 0:  # PyTorch: the identity on a 0-d tensor (deprecated there)
+        return self
+    if nd < 2:
+        raise ShapeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                         f"{nd}-D tensor (shape {self.shape}).")
     return shape.transpose(self, -2, -1)
 
 

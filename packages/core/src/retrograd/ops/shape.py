@@ -3,11 +3,12 @@ slicing) share their base's version counter, so in-place changes through any ali
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from .._version import rebased_of
 from ..autograd.node import formula_node
-from ..errors import RetrogradError
+from ..errors import ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import check_device, record
@@ -32,19 +33,84 @@ def _view_result(x: Tensor, data: Any) -> Tensor:
             if _grad.enabled:
                 out._x().view_epoch = rebased_of(vc)
             else:
+                # PyTorch: the view still requires grad (it is a view of a tensor that does),
+                # but it has no history, and gradient reaching it goes nowhere
                 out._x().view_creation = "no_grad"
+                out._requires_grad = True
         elif x._extra is not None and x._extra.view_creation is not None:
             out._x().view_creation = x._extra.view_creation  # a view of such a view
     return out
 
 
-def _shape_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
+def _as_int(name: str, arg: str, value: Any) -> int:
+    """An int argument read as PyTorch's binding reads it: ints and objects with ``__index__``
+    (NumPy integers, one-element integer tensors) pass; bools and floats are a TypeError."""
+    if type(value) is int:
+        return value
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+
+
+def wrap_dim(name: str, dim: Any, ndim: int, arg: str = "dim") -> int:
+    """``dim`` as a non-negative axis of a tensor of ``ndim`` dimensions (a 0-d tensor takes
+    -1 and 0, as in PyTorch); IndexError with PyTorch's wording when out of range."""
+    d = _as_int(name, arg, dim)
+    n = ndim if ndim > 0 else 1
+    if not -n <= d < n:
+        raise IndexError(
+            f"{name}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {d})"
+        )
+    return d % n
+
+
+def _shape_arg(name: str, shape: tuple[Any, ...], arg: str = "shape") -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for s in shape:
-        if not isinstance(s, int) or isinstance(s, bool):
-            raise TypeError(f"shape entries must be ints, got {shape!r}")
-    return tuple(shape)
+        if type(s) is not int:
+            break
+    else:
+        return tuple(shape)
+    out = []
+    for i, s in enumerate(shape):
+        try:
+            out.append(_as_int(name, arg, s))
+        except TypeError:
+            raise TypeError(
+                f"{name}(): argument '{arg}' must be tuple of ints, but found element of type "
+                f"{type(s).__name__} at pos {i}"
+            ) from None
+    return tuple(out)
+
+
+def _reshape_error(name: str, shape: tuple[int, ...], x: Tensor) -> ShapeError:
+    """Why ``shape`` does not fit ``x``, in PyTorch's words (its ``infer_size`` checks)."""
+    numel = x.numel()
+    infer = None
+    known = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                return ShapeError(f"{name}: only one dimension can be inferred (shape "
+                                  f"{list(shape)})")
+            infer = i
+        elif s < 0:
+            return ShapeError(f"{name}: invalid shape dimension {s} at index {i} of shape "
+                              f"{list(shape)}")
+        else:
+            known *= s
+    if infer is not None and known == 0 and numel == 0:
+        return ShapeError(
+            f"{name}: cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+            "unspecified dimension size -1 can be any value and is ambiguous"
+        )
+    return ShapeError(f"{name}: shape '{list(shape)}' is invalid for input of size {numel} "
+                      f"(a tensor of shape {x.shape})")
 
 
 # -- reshape / view / flatten / squeeze / unsqueeze: all undone by a reshape -------------------
@@ -56,18 +122,18 @@ ReshapeBackward = formula_node(
 def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    if shape and min(shape) < -1:  # NumPy reads any negative size as "infer"; PyTorch refuses
+        raise _reshape_error(name, shape, x)
     try:
         data = x.backend.ops.reshape(x._data, shape)
-    except ValueError as exc:
-        raise ValueError(
-            f"{name}: shape {list(shape)} is invalid for input of shape {x.shape} "
-            f"({x.numel()} elements)"
-        ) from exc
+    except ValueError:
+        raise _reshape_error(name, shape, x) from None
     out = _view_result(x, data)
     if view_only and out._base is None and x.numel() > 0:
-        raise RetrogradError(
-            f"view: size {list(shape)} is not compatible with the input's memory layout "
-            f"(shape {x.shape}); use .reshape(...) instead"
+        raise ShapeError(
+            f"view size is not compatible with input tensor's size and stride (view size "
+            f"{list(shape)} of a tensor of shape {x.shape} laid out non-contiguously): no view "
+            "can have that size; use .reshape(...) instead"
         )
     if _grad.enabled and x._requires_grad:
         record(ReshapeBackward, out, (x,), (), (), tuple(x._data.shape))
@@ -75,27 +141,25 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
-    return _reshaped("reshape", x, _shape_arg(shape), False)
+    return _reshaped("reshape", x, _shape_arg("reshape", shape), False)
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:
-    return _reshaped("view", x, _shape_arg(shape), True)
+    return _reshaped("view", x, _shape_arg("view", shape, "size"), True)
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     shape = x.shape
+    nd = len(shape)
+    s = wrap_dim("flatten", start_dim, nd, "start_dim")
+    e = wrap_dim("flatten", end_dim, nd, "end_dim")
+    if s > e:
+        raise ShapeError(
+            "flatten() has invalid args: start_dim cannot come after end_dim (start_dim "
+            f"{start_dim}, end_dim {end_dim} for a tensor of shape {shape})"
+        )
     if not shape:
         return _reshaped("flatten", x, (1,), False)
-    nd = len(shape)
-    for name, d in (("start_dim", start_dim), ("end_dim", end_dim)):
-        if not isinstance(d, int) or isinstance(d, bool):
-            raise TypeError(f"flatten: {name} must be an int, got {type(d).__name__}")
-        if not -nd <= d < nd:
-            raise IndexError(f"flatten: {name} {d} is out of range for a tensor of shape "
-                             f"{shape} (expected -{nd} <= dim < {nd})")
-    s, e = start_dim % nd, end_dim % nd
-    if s > e:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     if s == e:  # nothing to merge: the tensor itself, as in PyTorch (not a view of it)
         return x
     n = 1
@@ -109,22 +173,21 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         new = tuple(n for n in shape if n != 1)
     else:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        nd = max(len(shape), 1)
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        axes: set[int] = set()
         for d in dims:
-            if not -nd <= d < nd:
-                raise IndexError(f"squeeze: dim {d} out of range for shape {shape}")
-        axes = {d % nd for d in dims}
+            a = wrap_dim("squeeze", d, len(shape))
+            if a in axes:
+                raise ShapeError(f"squeeze(): dim {a} appears multiple times in the list of "
+                                 f"dims {list(dims)}")
+            axes.add(a)
         new = tuple(n for i, n in enumerate(shape) if not (i in axes and n == 1))
     return _reshaped("squeeze", x, new, False)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     shape = x.shape
-    nd = len(shape) + 1
-    if not -nd <= dim < nd:
-        raise IndexError(f"unsqueeze: dim {dim} out of range for a result of {nd} dimensions")
-    d = dim % nd
+    d = wrap_dim("unsqueeze", dim, len(shape) + 1)
     return _reshaped("unsqueeze", x, shape[:d] + (1,) + shape[d:], False)
 
 
@@ -142,11 +205,22 @@ PermuteBackward = formula_node("PermuteBackward0", _permute_rule)
 def permute(x: Tensor, *dims: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"permute: expected a Tensor, got {type(x).__name__}")
-    dims = _shape_arg(dims)
+    dims = _shape_arg("permute", dims, "dims")
     nd = x.ndim
-    if len(dims) != nd or sorted(d % max(nd, 1) for d in dims) != list(range(nd)):
-        raise ValueError(f"permute: dims {list(dims)} are not a permutation of {nd} dims")
-    dims = tuple(d % nd for d in dims) if nd else ()
+    if len(dims) != nd:
+        raise ShapeError(
+            "permute(): number of dims don't match in permute: the number of dimensions in the "
+            "tensor input does not match the length of the desired ordering of dimensions, "
+            f"i.e. input.dim() = {nd} is not equal to len(dims) = {len(dims)}"
+        )
+    if nd:
+        if min(dims) < -nd or max(dims) >= nd:
+            for d in dims:
+                wrap_dim("permute", d, nd)  # raises for the first one out of range
+        dims = tuple(d % nd for d in dims)
+        if len(set(dims)) != nd:
+            raise ShapeError(f"permute(): duplicate dims are not allowed (dims {list(dims)} "
+                             f"for a tensor of shape {x.shape})")
     out = _view_result(x, x.backend.ops.permute(x._data, dims))
     if _grad.enabled and x._requires_grad:
         record(PermuteBackward, out, (x,), (), (), dims)
@@ -155,13 +229,11 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     nd = x.ndim
+    a = wrap_dim("transpose", dim0, nd, "dim0")
+    b = wrap_dim("transpose", dim1, nd, "dim1")
     if nd == 0:
         return permute(x)
-    for d in (dim0, dim1):
-        if not -nd <= d < nd:
-            raise IndexError(f"transpose: dim {d} out of range for shape {x.shape}")
     dims = list(range(nd))
-    a, b = dim0 % nd, dim1 % nd
     dims[a], dims[b] = dims[b], dims[a]
     return permute(x, *dims)
 
@@ -175,19 +247,41 @@ ExpandBackward = formula_node("ExpandBackward0", lambda F, g, s, a, n: (F.reduce
 SumToBackward = formula_node("SumToSizeBackward0", lambda F, g, s, a, n: (F.expand(g, a),))
 
 
+def expand_shape(name: str, shape: tuple[int, ...], sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``expand(*sizes)`` gives a tensor of ``shape`` (-1 keeps a dimension), or
+    ShapeError with PyTorch's wording (its ``inferExpandGeometry`` checks)."""
+    nd, n = len(shape), len(sizes)
+    if n < nd:
+        raise ShapeError(
+            f"{name}: the number of sizes provided ({n}) must be greater or equal to the number "
+            f"of dimensions in the tensor ({nd}) (sizes {list(sizes)}, tensor shape {shape})"
+        )
+    lead = n - nd
+    out = list(sizes)
+    for i in range(n - 1, -1, -1):
+        target = sizes[i]
+        if i < lead:
+            if target < 0:
+                raise ShapeError(
+                    f"{name}: The expanded size of the tensor ({target}) isn't allowed in a "
+                    f"leading, non-existing dimension {i} (sizes {list(sizes)})"
+                )
+            continue
+        size = shape[i - lead]
+        if target == -1:
+            out[i] = size
+        elif target != size and (size != 1 or target < 0):
+            raise ShapeError(
+                f"{name}: The expanded size of the tensor ({target}) must match the existing "
+                f"size ({size}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shape)}"
+            )
+    return tuple(out)
+
+
 def expand(x: Tensor, *sizes: Any) -> Tensor:
-    sizes = _shape_arg(sizes)
-    shape = x.shape
-    if len(sizes) < len(shape):
-        raise ValueError(f"expand: the number of sizes {list(sizes)} must be >= the number "
-                         f"of dimensions of shape {shape}")
-    target = sizes
-    if -1 in sizes:
-        lead = len(sizes) - len(shape)
-        target = tuple(shape[i - lead] if s == -1 and i >= lead else s
-                       for i, s in enumerate(sizes))
-        if -1 in target:
-            raise ValueError("expand: -1 is not allowed in a new leading dimension")
+    sizes = _shape_arg("expand", sizes, "size")
+    target = sizes if sizes == x.shape else expand_shape("expand", x.shape, sizes)
     return expand_to(x, target)
 
 
@@ -196,10 +290,10 @@ def expand_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     rules call under create_graph (``GRAPH_F.expand``)."""
     try:
         data = x.backend.ops.expand(x._data, shape)
-    except ValueError as exc:
-        raise ValueError(
-            f"expand: shape {x.shape} cannot be expanded to {tuple(shape)}"
-        ) from exc
+    except ValueError:
+        expand_shape("expand", x.shape, tuple(shape))  # raises with the reason
+        raise ShapeError(f"expand: a tensor of shape {x.shape} cannot be expanded to "
+                         f"{tuple(shape)}") from None
     out = _view_result(x, data)
     if _grad.enabled and x._requires_grad:
         record(ExpandBackward, out, (x,), (), (), tuple(x._data.shape))
@@ -227,7 +321,8 @@ def _norm_key(x: Tensor, key: Any) -> Any:
         if isinstance(k, Tensor):
             check_device("index", x, k)
             if k.dtype.is_floating_point:
-                raise IndexError(f"tensors used as indices must be long or bool, got {k.dtype}")
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 f"tensors, got a tensor of dtype {k.dtype}")
             out.append(k._data if k.ndim else (bool(k.item()) if k.dtype.name == "bool"
                                                else int(k.item())))
         elif isinstance(k, bool):
@@ -238,9 +333,68 @@ def _norm_key(x: Tensor, key: Any) -> Any:
             out.append(be.asarray(k))
         elif hasattr(k, "shape") and hasattr(k, "dtype"):
             out.append(be.asarray(k))
+        elif isinstance(k, str):  # PyTorch tries to read it as data for an index tensor
+            raise TypeError(f"invalid data type 'str' for an index: {k!r}")
         else:
-            raise TypeError(f"unsupported index type {type(k).__name__} in {key!r}")
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and integer or bool "
+                f"tensors are valid indices (got {type(k).__name__})"
+            )
     return tuple(out)
+
+
+def _index_message(x: Tensor, k: tuple[Any, ...]) -> str | None:
+    """Why the normalized key ``k`` does not index ``x``, in PyTorch's words (None when no
+    reason is found here: the backend's own message is used then)."""
+    import numpy
+
+    shape = x.shape
+    nd = len(shape)
+    arrays: dict[int, Any] = {}
+
+    def used(i: int, item: Any) -> int:  # dimensions of x that item consumes
+        if item is None or item is Ellipsis or isinstance(item, bool):
+            return 0
+        if isinstance(item, (int, slice)):
+            return 1
+        arr = arrays[i] = numpy.asarray(x.backend.to_numpy(item))
+        return arr.ndim if arr.dtype == numpy.bool_ else 1
+
+    counts = [used(i, item) for i, item in enumerate(k)]
+    if sum(counts) > nd:
+        if nd == 0:
+            return ("invalid index of a 0-dim tensor; use tensor.item() to read its value "
+                    "as a Python number")
+        return f"too many indices for tensor of dimension {nd}"
+    ellipsis = next((i for i, item in enumerate(k) if item is Ellipsis), None)
+    d = 0
+    for i, item in enumerate(k):
+        if i == ellipsis:
+            d = nd - sum(counts[i + 1:])
+            continue
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not -shape[d] <= item < shape[d]:
+                return f"index {item} is out of bounds for dimension {d} with size {shape[d]}"
+        elif i in arrays:
+            arr = arrays[i]
+            if arr.dtype == numpy.bool_:
+                for j, (m, n) in enumerate(zip(arr.shape, shape[d:d + arr.ndim])):
+                    if m != n:
+                        return (f"The shape of the mask {list(arr.shape)} at index {j} does "
+                                f"not match the shape of the indexed tensor {list(shape)} at "
+                                f"index {d + j}")
+            elif arr.size and arr.dtype.kind in "iu":
+                for v in (int(arr.max()), int(arr.min())):
+                    if not -shape[d] <= v < shape[d]:
+                        return (f"index {v} is out of bounds for dimension {d} with size "
+                                f"{shape[d]}")
+        d += counts[i]
+    return None
+
+
+def _index_error(x: Tensor, key: Any, k: tuple[Any, ...], exc: Exception) -> IndexError:
+    why = _index_message(x, k) or str(exc)
+    return IndexError(f"{why} (indexing a tensor of shape {x.shape} with {key!r})")
 
 
 def _is_basic(key: tuple[Any, ...]) -> bool:
@@ -260,13 +414,16 @@ IndexZeroBackward = formula_node(
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     k = _norm_key(x, key)
+    basic = _is_basic(k)
     try:
-        data = x.backend.ops.getitem(x._data, k)
+        # an all-integer key (``x[0]`` of a 1-d tensor) would give NumPy's scalar, a copy: with
+        # a trailing Ellipsis it is a 0-d view, as PyTorch's ``x[0]`` is
+        data = x.backend.ops.getitem(x._data, k + (Ellipsis,) if basic and Ellipsis not in k
+                                     else k)
     except IndexError as exc:
-        raise IndexError(f"index {key!r} is invalid for a tensor of shape {x.shape}: {exc}") \
-            from None
+        raise _index_error(x, key, k, exc) from None
     be = x.backend
-    if _is_basic(k):
+    if basic:
         out = _view_result(x, data)
     else:
         if type(data) is not be.array_type:
@@ -319,33 +476,42 @@ StackBackward = formula_node("StackBackward0", _stack_rule)
 
 def _seq_operands(name: str, tensors: Any) -> list[Tensor]:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}: expected a sequence of Tensors, got {type(tensors).__name__}")
+        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
     ts = list(tensors)
     if not ts:
-        raise ValueError(f"{name}: expected a non-empty sequence of tensors")
-    for t in ts:
+        if name == "cat":  # PyTorch: a ValueError from cat, a RuntimeError from stack
+            raise ValueError("cat(): expected a non-empty list of Tensors")
+        raise ShapeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(ts):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}: expected Tensors, got {type(t).__name__}")
+            raise TypeError(f"{name}(): expected Tensor as element {i} in argument 'tensors', "
+                            f"but got {type(t).__name__}")
         check_device(name, ts[0], t)
     return ts
 
 
 def cat(tensors: Any, dim: int = 0) -> Tensor:
     ts = _seq_operands("cat", tensors)
+    for i, t in enumerate(ts):
+        if t.ndim == 0:
+            raise ShapeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
+                             "concatenated")
     nd = ts[0].ndim
-    if nd == 0:
-        raise ValueError("cat: zero-dimensional tensors cannot be concatenated")
-    if not -nd <= dim < nd:
-        raise IndexError(f"cat: dim {dim} out of range for {nd}-d tensors")
-    d = dim % nd
+    d = wrap_dim("cat", dim, nd)
     ref = ts[0].shape
-    for t in ts:
+    for n, t in enumerate(ts):
         s = t.shape
-        if len(s) != nd or any(a != b for i, (a, b) in enumerate(zip(s, ref)) if i != d):
-            raise ValueError(
-                f"cat: sizes of tensors must match except in dimension {d}; got shapes "
-                f"{[t.shape for t in ts]}"
-            )
+        if len(s) != nd:
+            raise ShapeError(f"cat(): Tensors must have same number of dimensions: got {nd} "
+                             f"and {len(s)} (shapes {[t.shape for t in ts]})")
+        for i, (a, b) in enumerate(zip(ref, s)):
+            if a != b and i != d:
+                raise ShapeError(
+                    f"cat(): Sizes of tensors must match except in dimension {d}. Expected "
+                    f"size {a} but got size {b} for tensor number {n} in the list (shapes "
+                    f"{[t.shape for t in ts]})"
+                )
     be = ts[0].backend
     out = Tensor(be.asarray(be.ops.concat([t._data for t in ts], d)), be)
     if _grad.enabled and any(t._requires_grad for t in ts):
@@ -356,15 +522,13 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     ts = _seq_operands("stack", tensors)
     ref = ts[0].shape
-    for t in ts:
+    d = wrap_dim("stack", dim, len(ref) + 1)
+    for n, t in enumerate(ts):
         if t.shape != ref:
-            raise ValueError(
-                f"stack expects each tensor to be equal size, got shapes {[t.shape for t in ts]}"
+            raise ShapeError(
+                f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 "
+                f"and {list(t.shape)} at entry {n}"
             )
-    nd = len(ref) + 1
-    if not -nd <= dim < nd:
-        raise IndexError(f"stack: dim {dim} out of range for a {nd}-d result")
-    d = dim % nd
     be = ts[0].backend
     out = Tensor(be.asarray(be.ops.stack([t._data for t in ts], d)), be)
     if _grad.enabled and any(t._requires_grad for t in ts):

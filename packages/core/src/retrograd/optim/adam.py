@@ -46,14 +46,16 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
-        super()._validate_group(group)
-        beta1, beta2 = group["betas"]
-        if not 0.0 <= beta1 < 1.0 or not 0.0 <= beta2 < 1.0:
-            raise ValueError(f"invalid betas {group['betas']}: each must be in [0, 1)")
-        if group["eps"] < 0.0:
-            raise ValueError(f"invalid epsilon value: {group['eps']}")
-        if group["weight_decay"] < 0.0:
-            raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
+        if not 0.0 <= group["lr"]:  # also refuses NaN, as torch.optim.Adam does
+            raise ValueError(f"Invalid learning rate: {group['lr']}")
+        if not 0.0 <= group["eps"]:
+            raise ValueError(f"Invalid epsilon value: {group['eps']}")
+        for i, beta in enumerate(group["betas"]):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta} (betas must be "
+                                 "in [0, 1))")
+        if not 0.0 <= group["weight_decay"]:
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
 
     def _update_group(self, group: dict[str, Any]) -> None:
         from .. import maximum, zeros_like

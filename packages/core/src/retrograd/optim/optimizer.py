@@ -9,6 +9,7 @@ a graph built before the step that saved the parameter refuses to run backward a
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
@@ -59,6 +60,9 @@ class Optimizer:
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        # the constructor's hyperparameters first, as PyTorch's optimizers check theirs before
+        # looking at the parameters (the values a group overrides are not checked, as there)
+        self._validate_group(defaults)
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
@@ -78,32 +82,43 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group (e.g. layers unfrozen during fine-tuning) with its own hyperparameters."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         group = dict(param_group)
-        params = group.get("params")
+        params = group["params"]  # KeyError when missing, as in PyTorch
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters must be an ordered collection, not a set")
-        params = list(params) if params is not None else []
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets changes between runs; use a list instead"
+            )
+        params = list(params)
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
-            if not p.is_leaf:
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error (as in PyTorch, see "
+                "github.com/pytorch/pytorch/issues/40967)",
+                stacklevel=3,
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in seen for p in params) or len({id(p) for p in params}) != len(params):
+        if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         group["params"] = params
         for key, value in self.defaults.items():
             group.setdefault(key, value)
-        self._validate_group(group)
         self.param_groups.append(group)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
-        """Subclasses check their hyperparameters here (PyTorch raises ValueError early)."""
+        """Subclasses check their hyperparameters (the constructor's) here, with PyTorch's
+        ValueErrors; called before the parameters are looked at."""
         if group.get("lr", 0.0) < 0.0:
-            raise ValueError(f"invalid learning rate: {group['lr']}")
+            raise ValueError(f"Invalid learning rate: {group['lr']}")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget gradients before the next backward. ``set_to_none=True`` (default, as in

@@ -47,9 +47,9 @@ class SGD(Optimizer):
     def _validate_group(self, group: dict[str, Any]) -> None:
         super()._validate_group(group)
         if group["momentum"] < 0.0:
-            raise ValueError(f"invalid momentum value: {group['momentum']}")
+            raise ValueError(f"Invalid momentum value: {group['momentum']}")
         if group["weight_decay"] < 0.0:
-            raise ValueError(f"invalid weight_decay value: {group['weight_decay']}")
+            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
