@@ -296,9 +296,9 @@ ROWS = [
     row("to_dtype_ok", lambda m: m.ones(2).to(m.float64), None),
     # -- item / len / bool / iteration ------------------------------------------------------
     row("item_of_many", lambda m: m.ones(3).item(),
-        "a Tensor with 3 elements cannot be converted to Scalar", owner="tensor.py"),
+        "a Tensor with 3 elements cannot be converted to Scalar"),
     row("item_of_empty", lambda m: m.ones(0).item(),
-        "a Tensor with 0 elements cannot be converted to Scalar", owner="tensor.py"),
+        "a Tensor with 0 elements cannot be converted to Scalar"),
     row("float_of_many", lambda m: float(m.ones(3)), "converted"),
     row("len_of_0d", lambda m: len(m.tensor(1.0)), "len() of a 0-d tensor"),
     row("iter_of_0d", _iter_0d, "0-d tensor"),
