@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import VersionCounter, mark_detached, new_counter, version_of
 from .dtypes import Device, DType, as_dtype
 from .errors import DTypeError, RetrogradError, ShapeError
+from .inference_mode import INFERENCE, REQUIRES_GRAD_ERROR, is_inference_mode_enabled
 
 __all__ = ["Tensor"]
 
@@ -220,6 +221,11 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    def is_inference(self) -> builtins.bool:
+        """Whether this is an inference tensor: made inside ``retrograd.inference_mode()``,
+        or a view of one (see ``retrograd.inference_mode``)."""
+        return self._vc is INFERENCE
+
     def is_floating_point(self) -> builtins.bool:
         return self.dtype.is_floating_point
 
@@ -259,6 +265,8 @@ class Tensor:
             raise RetrogradError(
                 f"only tensors of floating point dtype can require gradients; got {self.dtype}"
             )
+        if value and self._vc is INFERENCE and not is_inference_mode_enabled():
+            raise RetrogradError(REQUIRES_GRAD_ERROR)
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -430,8 +438,8 @@ class Tensor:
 
     def item(self) -> Any:
         if self.numel() != 1:
-            raise ValueError(
-                f"a Tensor with {self.numel()} elements cannot be converted to a Python scalar"
+            raise ShapeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
         return self.backend.ops.item(self._data)
 
