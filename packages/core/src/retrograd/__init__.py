@@ -11,7 +11,18 @@
 from . import autograd, backends, nn
 from .autograd import Function
 from .backends import available_backends, get_backend, register_backend
-from .dtypes import Device, DType, bool_, float16, float32, float64, int32, int64
+from .dtypes import (
+    Device,
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    set_default_dtype,
+)
 from .dtypes import Device as device
 from .errors import (
     DoubleBackwardUnsupported,
@@ -22,6 +33,7 @@ from .errors import (
     VersionMismatch,
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .inference_mode import inference_mode, is_inference_mode_enabled
 from .ops import (
     abs,
     add,
@@ -63,12 +75,14 @@ from .ops import (
     ones_like,
     permute,
     pow,
+    promote_types,
     rand,
     rand_like,
     randn,
     randn_like,
     relu,
     reshape,
+    result_type,
     sigmoid,
     sin,
     softmax,
@@ -103,10 +117,12 @@ __all__ = [
     "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",
     "expand", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
-    "ge", "get_backend", "gt", "int32", "int64", "is_grad_enabled", "le", "linspace", "log",
+    "ge", "get_backend", "get_default_dtype", "gt", "inference_mode", "int32", "int64",
+    "is_grad_enabled", "is_inference_mode_enabled", "le", "linspace", "log",
     "log_softmax", "logical_and", "logsumexp", "lt", "manual_seed", "matmul", "maximum",
     "mean", "minimum", "mul", "ne", "neg", "nn", "no_grad", "ones", "ones_like", "permute",
-    "pow", "rand", "rand_like", "randn", "randn_like", "register_backend", "relu", "reshape",
-    "set_grad_enabled", "sigmoid", "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
+    "pow", "promote_types", "rand", "rand_like", "randn", "randn_like", "register_backend",
+    "relu", "reshape", "result_type", "set_default_dtype", "set_grad_enabled", "sigmoid",
+    "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
     "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
 ]

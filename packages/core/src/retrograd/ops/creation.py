@@ -1,4 +1,5 @@
-"""Creation functions. Python floats default to float32 and ints to int64, as in PyTorch."""
+"""Creation functions. Python floats default to ``get_default_dtype()`` (float32 unless
+changed) and ints to int64, as in PyTorch; NumPy scalars and arrays keep their dtype."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import threading
 from typing import Any
 
 from ..backends.registry import backend_for_device
-from ..dtypes import DType, as_dtype, bool_, float32, int64
+from ..dtypes import DType, as_dtype, bool_, get_default_dtype, int64
 from ..errors import RetrogradError
+from ..inference_mode import _active as _inference_active
+from ..inference_mode import creation_counter
 from ..tensor import Tensor
 
 __all__ = ["tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "rand", "randn",
@@ -44,42 +47,58 @@ def _generator() -> Any:
 
 
 def _infer_dtype(data: Any) -> DType:
-    """The dtype PyTorch would give ``data``: bool, int64 or float32 for Python values."""
-    if isinstance(data, bool):
-        return bool_
-    if isinstance(data, int):
-        return int64
-    if isinstance(data, float):
-        return float32
+    """The dtype ``torch.tensor(data)`` gives: a Python bool, int or float is bool, int64 or
+    the default float dtype; a NumPy scalar or array, or a Tensor, keeps its dtype; a
+    (nested) sequence promotes its items' dtypes (``promote_types``; an empty one is the
+    default float dtype)."""
+    from .promotion import promote_types
+
+    if isinstance(data, Tensor):
+        return data.dtype
+    leaf = _leaf_dtype(data)
+    if leaf is not None:
+        return leaf
     if isinstance(data, (list, tuple)):
-        kinds = set()
+        found: DType | None = None
         stack = list(data)
         while stack:
             item = stack.pop()
             if isinstance(item, (list, tuple)):
                 stack.extend(item)
-            elif isinstance(item, Tensor):
-                kinds.add(item.dtype.name)
-            elif isinstance(item, bool):
-                kinds.add("bool")
-            elif isinstance(item, int):
-                kinds.add("int")
-            elif isinstance(item, float):
-                kinds.add("float")
-            elif hasattr(item, "dtype"):
-                kinds.add(str(item.dtype))
-            else:
+                continue
+            dt = item.dtype if isinstance(item, Tensor) else _leaf_dtype(item)
+            if dt is None:
                 raise TypeError(f"tensor(): unsupported element type {type(item).__name__}")
-        if not kinds or "float" in kinds or "float32" in kinds:
-            if "float64" in kinds and "float" not in kinds:
-                return as_dtype("float64")
-            return float32
-        if kinds <= {"bool"}:
-            return bool_
-        if "float64" in kinds:
-            return as_dtype("float64")
+            found = dt if found is None else promote_types(found, dt)
+        return get_default_dtype() if found is None else found
+    raise TypeError(f"tensor(): could not infer the dtype of {type(data).__name__}")
+
+
+def _leaf_dtype(item: Any) -> DType | None:
+    """The dtype of one non-sequence value: an array-like's own, a Python number's default;
+    None for anything else."""
+    if hasattr(item, "dtype") and not isinstance(item, Tensor):
+        return as_dtype(item.dtype)
+    if isinstance(item, bool):
+        return bool_
+    if isinstance(item, int):
         return int64
-    return as_dtype(getattr(data, "dtype", "float32"))
+    if isinstance(item, float):
+        return get_default_dtype()
+    return None
+
+
+def _fill_dtype(value: Any) -> DType:
+    """The dtype ``torch.full`` gives a fill value: its category's default (a NumPy scalar
+    counts as the number of its category, ``np.bool_`` as a float, as in PyTorch)."""
+    from .promotion import is_number, number_dtype, scalar_value
+
+    if isinstance(value, Tensor):
+        return value.dtype
+    v = scalar_value(value)
+    if not is_number(v):
+        raise TypeError(f"full: fill_value must be a number, got {type(value).__name__}")
+    return number_dtype(v)
 
 
 def _to_host(data: Any) -> Any:
@@ -97,6 +116,8 @@ def _to_host(data: Any) -> Any:
 
 def _finish(data: Any, backend: Any, requires_grad: bool, op: str) -> Tensor:
     out = Tensor(data if type(data) is backend.array_type else backend.asarray(data), backend)
+    if _inference_active[0]:  # some thread is in inference mode: if this one, mark ``out``
+        out._vc = creation_counter()
     if requires_grad:
         if not out.dtype.is_floating_point:
             raise RetrogradError(
@@ -147,7 +168,10 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 def from_numpy(array: Any) -> Tensor:
     """A cpu tensor sharing memory with ``array``."""
     backend, _ = backend_for_device("cpu")
-    return Tensor(backend.asarray(array), backend)
+    out = Tensor(backend.asarray(array), backend)
+    if _inference_active[0]:
+        out._vc = creation_counter()
+    return out
 
 
 def _size(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -163,7 +187,7 @@ def _filled(name: str, size: tuple[Any, ...], kernel: str, dtype: Any, device: A
             requires_grad: bool, *extra: Any) -> Tensor:
     shape = _size(name, size)
     backend, dev = backend_for_device(device)
-    dt = as_dtype(dtype) if dtype is not None else float32
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     with backend.use_device(dev.index):
         data = getattr(backend.ops, kernel)(shape, *extra, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, name)
@@ -187,7 +211,14 @@ def empty(*size: Any, dtype: Any = None, device: Any = None,
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     if dtype is None:
-        dtype = _infer_dtype(fill_value)
+        dtype = _fill_dtype(fill_value)
+    from .promotion import is_number, scalar_value
+
+    value = scalar_value(fill_value)
+    if is_number(value):  # the kernel gets a number of the tensor's kind (ints truncate)
+        dt = as_dtype(dtype)
+        fill_value = float(value) if dt.is_floating_point else \
+            bool(value) if dt is bool_ else int(value)
     return _filled("full", (size,) if not isinstance(size, int) else ((size,),), "full",
                    dtype, device, requires_grad, fill_value)
 
@@ -226,8 +257,13 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    from .promotion import scalar_value
+
+    start, end, step = (scalar_value(v) if not isinstance(v, Tensor) else v.item()
+                        for v in (start, end, step))
     if dtype is None:
-        dtype = float32 if any(isinstance(v, float) for v in (start, end, step)) else int64
+        dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) \
+            else int64
     backend, dev = backend_for_device(device)
     with backend.use_device(dev.index):
         data = backend.ops.arange(start, end, step, backend.xp_dtype(dtype))
@@ -239,7 +275,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
     backend, dev = backend_for_device(device)
-    dt = as_dtype(dtype) if dtype is not None else float32
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     with backend.use_device(dev.index):
         data = backend.ops.linspace(start, end, steps, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "linspace")
@@ -248,7 +284,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
 def _random(name: str, size: tuple[Any, ...], dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     shape = _size(name, size)
-    dt = as_dtype(dtype) if dtype is not None else float32
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if not dt.is_floating_point:
         raise TypeError(f"{name}: dtype must be floating point, got {dt}")
     gen = _generator()
