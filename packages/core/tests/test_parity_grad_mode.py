@@ -353,8 +353,6 @@ def test_tensors_made_inside_are_inference_tensors():
     same(program)
 
 
-@pytest.mark.xfail(strict=True, reason="op outputs are marked only once Tensor.__init__ asks "
-                   "inference_mode.creation_counter() (see the inference_mode module)")
 def test_op_outputs_made_inside_are_inference_tensors():
     def program(lib):
         n = lib.ones(3)
