@@ -42,6 +42,9 @@ from ..errors import (
 from ..grad_mode import _state as _grad
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from .anomaly import _state as _anomaly
+from .anomaly import forward_stack
+from .graph import pack_saved_tensors, unpack_saved_tensors
 from .node import Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -195,7 +198,7 @@ class FunctionCtx(Node):
 
     __slots__ = ("_fn_cls", "_saved_tensors", "_to_save", "_nin", "needs_input_grad",
                  "_is_var", "_in_meta", "_out_meta", "_backend", "_dirty", "_non_diff",
-                 "_materialize", "__dict__")
+                 "_materialize", "_packed", "__dict__")
 
     def __init__(self, fn_cls: Any, next_edges: tuple[Any, ...], needs: tuple[bool, ...],
                  is_var: tuple[bool, ...], in_meta: tuple[Any, ...], backend: Any) -> None:
@@ -212,6 +215,7 @@ class FunctionCtx(Node):
         self._dirty: tuple[Any, ...] = ()
         self._non_diff: tuple[Any, ...] = ()
         self._materialize = True
+        self._packed = False  # _saved_tensors holds what saved-tensor hooks packed
 
     def name(self) -> str:
         return f"{self._fn_cls.__name__}Backward"
@@ -237,7 +241,10 @@ class FunctionCtx(Node):
         if not st:
             return ()
         self.validate_versions()
-        out = tuple(self._unpack(e) for e in st)
+        if self._packed:
+            out = unpack_saved_tensors(self, st)
+        else:
+            out = tuple(self._unpack(e) for e in st)
         if self._fn_cls.clear_saved_tensors_on_access:
             self._saved_tensors = _CLEARED
             self._versions = ()
@@ -267,7 +274,7 @@ class FunctionCtx(Node):
 
     def saved_arrays(self) -> list[Any]:
         st = self._saved_tensors
-        if not st or st is _CLEARED:
+        if not st or st is _CLEARED or self._packed:
             return []
         return [e.data if type(e) is _SavedOutput else e._data for e in st if e is not None]
 
@@ -281,7 +288,7 @@ class FunctionCtx(Node):
         if not st or st is _CLEARED or st[index] is None:
             return "?"
         e = st[index]
-        return tuple(e.data.shape) if type(e) is _SavedOutput else e.shape
+        return tuple(e.data.shape) if type(e) is _SavedOutput else e.shape  # Tensor, packed
 
     def _take_saved(self) -> None:
         """Store what ``save_for_backward`` was given (types checked before) and stamp the
@@ -300,9 +307,14 @@ class FunctionCtx(Node):
                 vc = t._counter()
             saved.append(e)
             flat += (vc, bytes(vc), i)
-        self._to_save = ()
-        self._saved_tensors = tuple(saved)
         self._versions = tuple(flat)
+        packed = pack_saved_tensors(self, self._to_save)  # None without saved-tensor hooks
+        self._to_save = ()
+        if packed is None:
+            self._saved_tensors = tuple(saved)
+        else:
+            self._saved_tensors = packed
+            self._packed = True
 
     # -- backward ---------------------------------------------------------------------------
     def _user_backward(self) -> Callable[..., Any]:
@@ -417,7 +429,9 @@ class FunctionCtx(Node):
         inputs_have_history = any(
             g is not None and g._requires_grad for g in grads
         ) or (st is not None and st is not _CLEARED and any(
-            e is not None and (type(e) is _SavedOutput or e._requires_grad) for e in st))
+            e is not None and (type(e) is _SavedOutput or
+                               (e.output_nr >= 0 or e.edge is not None if self._packed
+                                else e._requires_grad)) for e in st))
         if inputs_have_history and any(
             g is not None and not g._requires_grad for g, e in zip(result, self._next)
             if e is not None
@@ -487,10 +501,9 @@ class Function:
         tensors = [a for a, v in zip(args, is_var) if v]
         backend = tensors[0].backend if tensors else None
         if record:
-            from ..ops._core import edge_of
-
-            edges = tuple(edge_of(t) for t in tensors)
-            meta = tuple((t.shape, t.dtype, t.device) for t in tensors)
+            edge_of = _EDGE_OF[0] if _EDGE_OF else _edge_of()
+            edges = tuple([edge_of(t) for t in tensors])
+            meta = tuple([(t.shape, t.dtype, t.device) for t in tensors])
         else:
             edges = meta = ()
         ctx = FunctionCtx(cls, edges, needs, is_var, meta, backend)
@@ -509,17 +522,22 @@ class Function:
         wrapped = _wrap_outputs(cls, ctx, tensors, outs, record)
         if record:
             ctx._take_saved()
-            from .anomaly import _state as _anomaly
-
             if _anomaly.enabled:
-                from .anomaly import forward_stack
-
                 ctx.metadata["traceback_"] = forward_stack()
         return wrapped[0] if single else wrapped
 
 
 _BASE_BACKWARD = Function.backward
 _BASE_SETUP = Function.setup_context
+_EDGE_OF: list[Any] = []
+
+
+def _edge_of() -> Any:
+    """``ops._core.edge_of``, bound on first use (the ops import this package)."""
+    from ..ops._core import edge_of
+
+    _EDGE_OF.append(edge_of)
+    return edge_of
 
 
 # ------------------------------------------------------------------------------------------
