@@ -90,11 +90,15 @@ def test_create_graph_through_function_without_double_backward():
             (a,) = ctx.saved_tensors
             return g * 3 * a * a
 
+    # as in PyTorch, the first order works under create_graph; differentiating the result
+    # again is what fails (test_parity_function compares the error with torch's)
     x = rg.tensor(2.0, requires_grad=True)
-    with pytest.raises(rg.DoubleBackwardUnsupported, match="Cube"):
-        rg.autograd.grad(Cube.apply(x), x, create_graph=True)
-    (g,) = rg.autograd.grad(Cube.apply(x), x)
+    (g,) = rg.autograd.grad(Cube.apply(x), x, create_graph=True)
     assert g.item() == 12.0
+    y = Cube.apply(x)
+    (g,) = rg.autograd.grad(y, x, rg.ones((), requires_grad=True), create_graph=True)
+    with pytest.raises(rg.RetrogradError, match="differentiate twice"):
+        g.backward()
 
 
 def test_unused_input_to_grad():
@@ -136,7 +140,7 @@ def test_node_returning_wrong_number_of_gradients():
 
 def test_node_returning_gradient_of_wrong_shape():
     a = rg.ones(2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"_WrongShapeBackward.*\(5,\).*\(2,\)"):
+    with pytest.raises(ValueError, match=r"_WrongShapeBackward.*\[5\].*\[2\]"):
         _WrongShape.apply(a).sum().backward()
     assert a.grad is None
 

@@ -33,7 +33,7 @@ def _np(t: rg.Tensor) -> np.ndarray:
 
 def state_of(t: rg.Tensor) -> TensorState:
     return TensorState(
-        grad=None if t.grad is None else _np(t.grad),
+        grad=None if t._grad is None else _np(t._grad),  # _grad: no non-leaf warning
         version=t._version,
         requires_grad=t.requires_grad,
         grad_fn=t.grad_fn,

@@ -76,7 +76,12 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
 def _node_post_hooks(node: Any, buf: list[Any], create_graph: bool) -> None:
     from .hooks import post_hooks
 
-    post_hooks(node, (), buf, create_graph)
+    try:
+        post_hooks(node, (), buf, create_graph)
+    except Exception as exc:  # name the node, as the walk does for the nodes it runs
+        exc.add_note(f"(raised while running a post-hook of {node.name()} of the leaf of "
+                     f"shape {node.variable.shape})")
+        raise
 
 
 def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:

@@ -206,13 +206,15 @@ class Node:
     def _raise_version_mismatch(self, index: int, counter: Any, stamp: Any) -> None:
         from .._version import is_detached, version_of
 
-        if is_detached(counter) and not is_detached(stamp):
+        now, saved = version_of(counter), version_of(stamp)
+        if now == saved and is_detached(counter) and not is_detached(stamp):
+            # PyTorch checks the version first: a detached tensor then changed in place is
+            # reported as changed
             raise RetrogradError(
                 f"Trying to use a saved tensor that has been detached in-place, i.e. with "
                 f".detach_(): {self.name()} saved tensor #{index}. This is not supported, "
                 "please use out-of-place `.detach()` instead"
             )
-        now, saved = version_of(counter), version_of(stamp)
         shape = self._saved_shape(index)
         raise VersionMismatch(
             f"one of the variables needed for gradient computation has been modified by an "
