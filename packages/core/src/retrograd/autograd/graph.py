@@ -189,8 +189,8 @@ class SavedPacked:
         if t.shape != self.shape:
             raise RetrogradError(
                 f"saved tensor unpack_hook returned a tensor of shape {t.shape}, but the tensor "
-                f"saved had shape {self.shape}: The size of tensor a ({t.shape}) must match the "
-                f"size of tensor b ({self.shape})"
+                f"saved had shape {self.shape}: the unpacked tensor must match the size of the "
+                "saved tensor"
             )
         if t.backend is not backend:
             raise RetrogradError(

@@ -10,6 +10,8 @@ from .._version import FRESH, rebased_of
 from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
+from ..autograd.graph import _LIVE as _saved_hooks_live
+from ..autograd.graph import pack_node
 from ..errors import RetrogradError
 from ..tensor import Tensor
 
@@ -28,6 +30,9 @@ def edge_of(t: Tensor | None) -> Any:
     fn = t.grad_fn
     if t._base is not None and t._extra is not None and fn is not None:
         _check_view_fresh(t)
+        if not t._requires_grad:  # taken again from a base that no longer requires grad
+            return None
+        fn = t.grad_fn
     if fn is not None:
         nr = t._output_nr
         return fn if nr == 0 else (fn, nr)  # see autograd.node.edge_node
@@ -35,8 +40,20 @@ def edge_of(t: Tensor | None) -> Any:
 
 
 def _check_view_fresh(t: Tensor) -> None:
+    """A view whose base got a new history (a recorded in-place op on the base or through
+    another view, which bumps the counter's rebase epoch) still has history derived from the
+    old one: it is taken again from the base's current history, as PyTorch does lazily
+    (``ops.view_inplace.regenerate``). Only a view with no recorded steps (an output of a
+    custom Function that aliases its input) cannot be, and is refused rather than used."""
     vc = t._vc
-    if vc is not None and rebased_of(vc) != t._extra.view_epoch:  # type: ignore[union-attr]
+    ex = t._extra
+    if vc is None or rebased_of(vc) == ex.view_epoch:  # type: ignore[union-attr]
+        return
+    if ex.view_chain is not None:  # type: ignore[union-attr]
+        from .view_inplace import regenerate
+
+        regenerate(t)
+    elif ex.view_creation is not None:  # type: ignore[union-attr]
         raise RetrogradError(
             f"a view of shape {t.shape} was used after its base was modified in place by a "
             "recorded operation; its autograd history is stale. retrograd does not rebase "
@@ -104,6 +121,8 @@ def record(
         node.metadata["traceback_"] = forward_stack()
     out.grad_fn = node
     out._requires_grad = True
+    if _saved_hooks_live:  # some thread is inside saved_tensors_hooks: see autograd.graph
+        pack_node(node, out)
     return out
 
 
