@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["DType", "Device", "float16", "float32", "float64", "int32", "int64", "bool_",
-           "as_dtype", "as_device"]
+           "as_dtype", "as_device", "get_default_dtype", "set_default_dtype"]
 
 
 class DType:
@@ -34,15 +34,38 @@ bool_ = DType("bool", False, 1)
 
 _BY_NAME = {d.name: d for d in (float16, float32, float64, int32, int64, bool_)}
 
+# The dtype a Python float (and a creation function given no dtype) becomes; PyTorch keeps it
+# per process, not per thread, and so does retrograd.
+_default_dtype: list[DType] = [float32]
+
+
+def get_default_dtype() -> DType:
+    """The default floating dtype: what ``tensor(1.5)``, ``zeros(2)``, ``randn(2)``,
+    ``arange(3.0)`` and ``int_tensor * 0.5`` produce (float32 unless changed)."""
+    return _default_dtype[0]
+
+
+def set_default_dtype(d: DType) -> None:
+    """Set the default floating dtype, as ``torch.set_default_dtype``: ``float16``, ``float32``
+    or ``float64``. Anything else raises ``TypeError`` with PyTorch's message. Tensors that
+    already exist keep their dtype."""
+    if not isinstance(d, DType):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_dtype[0] = d
+
 
 def as_dtype(dtype: Any) -> DType:
-    """Accept a DType, its name, a NumPy-like dtype or a torch-like spelling ("torch.float32")."""
+    """Accept a DType, its name, a NumPy-like dtype or a torch-like spelling ("torch.float32").
+    The Python types map as in PyTorch: ``float`` is float64, ``int`` int64, ``bool`` bool."""
     if isinstance(dtype, DType):
         return dtype
     if dtype is bool:
         return bool_
     if dtype is float:
-        return float32
+        return float64
     if dtype is int:
         return int64
     name = getattr(dtype, "name", None) if not isinstance(dtype, str) else dtype

@@ -28,7 +28,7 @@ __all__ = ["Tensor"]
 
 class _Extra:
     __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
-                 "view_creation")
+                 "view_creation", "view_chain")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -36,6 +36,9 @@ class _Extra:
         self.retains_grad = False
         self.acc: Any = None  # weakref to this leaf's AccumulateGrad
         self.view_epoch = 0
+        # how this view derives from its base, when it needs autograd: the steps a view op
+        # recorded (see retrograd.ops.view_inplace), replayed to rebase it; None otherwise
+        self.view_chain: tuple[tuple[str, Any], ...] | None = None
         self.name: str | None = None
         # why this view may not be changed in place while recording (PyTorch's CreationMeta):
         # None, "no_grad" (made under no_grad from a tensor that requires grad) or

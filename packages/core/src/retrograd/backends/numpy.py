@@ -156,11 +156,24 @@ def _ones(shape: Any, dtype: Any) -> Any:
 
 
 def _pow(x: Any, p: Any) -> Any:
-    if type(p) is int and p == 3 and type(x) is np.ndarray and x.dtype.kind == "f":
-        out = np.multiply(x, x)  # two multiplies beat the generic power kernel
-        if type(out) is not np.ndarray:  # a 0-d input gives a NumPy scalar
-            return out * x
-        return np.multiply(out, x, out=out)
+    """``x ** p``, with PyTorch's special cases for a number exponent on a float32/float64
+    tensor: 3 is ``x*x*x``, -2 is ``1/(x*x)`` and -0.5 is ``1/sqrt(x)`` (which differ from
+    ``pow`` at -0.0 and -inf, and in the last bit); NumPy itself already computes 2, 0.5 and
+    -1 as square, sqrt and reciprocal."""
+    tp = type(p)
+    if (tp is int or tp is float) and (p == 3 or p == -2 or p == -0.5) and \
+            type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        if p == -0.5:
+            out = np.sqrt(x)
+        else:
+            out = np.multiply(x, x)  # two multiplies beat the generic power kernel
+            if p == 3:
+                if type(out) is not np.ndarray:  # a 0-d input gives a NumPy scalar
+                    return out * x
+                return np.multiply(out, x, out=out)
+        if type(out) is not np.ndarray:
+            return x.dtype.type(1) / out
+        return np.divide(1, out, out=out)
     return x**p
 
 

@@ -276,6 +276,17 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     def minimum(a: Any, b: Any) -> Any:
         return xp.minimum(_like(a, b), _like(b, a))
 
+    def pow_(x: Any, p: Any) -> Any:
+        """``x ** p``; a number exponent 3, -2 or -0.5 on a float32/float64 array computed as
+        PyTorch does (``x*x*x``, ``1/(x*x)``, ``1/sqrt(x)``: other values at -0.0 and -inf)."""
+        if type(p) in (int, float) and (p == 3 or p == -2 or p == -0.5) and \
+                getattr(x, "dtype", None) in (xp.float32, xp.float64):
+            if p == -0.5:
+                return 1 / xp.sqrt(x)
+            sq = x * x
+            return sq * x if p == 3 else 1 / sq
+        return x**p
+
     def clip(x: Any, lo: Any, hi: Any) -> Any:
         return xp.clip(x, lo, hi)
 
@@ -290,7 +301,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "sub": operator.sub,
         "mul": operator.mul,
         "div": operator.truediv,
-        "pow": operator.pow,
+        "pow": pow_,
         "neg": operator.neg,
         "matmul": operator.matmul,
         "gt": operator.gt,

@@ -56,6 +56,7 @@ from .elementwise import (
 )
 from .linalg import linear, matmul
 from .nn import cross_entropy, log_softmax, mse_loss, softmax
+from .promotion import promote_types, result_type
 from .reduction import amax, logsumexp, mean, sum
 from .shape import (
     cat,
@@ -91,8 +92,9 @@ __all__ = [
     "expand", "flatten", "from_numpy", "full", "full_like", "ge", "getitem", "gt", "inplace",
     "le", "linalg", "linear", "linspace", "log", "log_softmax", "logical_and", "logsumexp",
     "lt", "manual_seed", "matmul", "maximum", "mean", "methods", "minimum", "mse_loss", "mul",
-    "ne", "neg", "nn", "ones", "ones_like", "permute", "pow", "rand", "rand_like", "randn",
-    "randn_like", "reduction", "registry", "relu", "reshape", "shape", "sigmoid", "sin",
+    "ne", "neg", "nn", "ones", "ones_like", "permute", "pow", "promote_types", "rand",
+    "rand_like", "randn", "randn_like", "reduction", "registry", "relu", "reshape",
+    "result_type", "shape", "sigmoid", "sin",
     "softmax", "sqrt", "squeeze", "stack", "sub", "sum", "tanh", "tensor", "to", "transpose",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
 ]

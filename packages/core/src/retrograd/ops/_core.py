@@ -28,7 +28,7 @@ def edge_of(t: Tensor | None) -> Any:
     if t is None or not t._requires_grad:
         return None
     fn = t.grad_fn
-    if t._base is not None and t._extra is not None and fn is not None:
+    if t._base is not None and t._extra is not None:
         _check_view_fresh(t)
         if not t._requires_grad:  # taken again from a base that no longer requires grad
             return None
@@ -43,8 +43,9 @@ def _check_view_fresh(t: Tensor) -> None:
     """A view whose base got a new history (a recorded in-place op on the base or through
     another view, which bumps the counter's rebase epoch) still has history derived from the
     old one: it is taken again from the base's current history, as PyTorch does lazily
-    (``ops.view_inplace.regenerate``). Only a view with no recorded steps (an output of a
-    custom Function that aliases its input) cannot be, and is refused rather than used."""
+    (``ops.view_inplace.regenerate``). A view PyTorch would not regenerate -- made under
+    no_grad, or an output of a custom Function that aliases its input -- is refused with
+    PyTorch's words rather than used with a stale history."""
     vc = t._vc
     ex = t._extra
     if vc is None or rebased_of(vc) == ex.view_epoch:  # type: ignore[union-attr]
@@ -53,13 +54,24 @@ def _check_view_fresh(t: Tensor) -> None:
         from .view_inplace import regenerate
 
         regenerate(t)
-    elif ex.view_creation is not None:  # type: ignore[union-attr]
+        return
+    creation = ex.view_creation  # type: ignore[union-attr]
+    if creation is None:
+        return  # not a differentiable view (a detached alias): its history is its own
+    if creation == "no_grad":
         raise RetrogradError(
-            f"a view of shape {t.shape} was used after its base was modified in place by a "
-            "recorded operation; its autograd history is stale. retrograd does not rebase "
-            "views (refused rather than a silently wrong gradient): take the view again "
-            "after the in-place operation."
+            "A view was created in no_grad mode and its base or another view of its base has "
+            "been modified inplace with grad mode enabled. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+            "both the view and the inplace either both inside the no_grad block (if you don't "
+            "want the inplace to be tracked) or both outside (if you want the inplace to be "
+            "tracked)."
         )
+    raise RetrogradError(  # a custom Function's output: its in-place refusal, for its base
+        (creation.partition(": ")[2] or creation).replace(
+            "is being modified inplace", "its base or another view of its base has been "
+            "modified inplace")
+    )
 
 
 def record(

@@ -206,13 +206,14 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = _fill_dtype(fill_value)
-    from .promotion import is_number, scalar_value
+    from .promotion import is_number, number_as, scalar_value
 
     value = scalar_value(fill_value)
     if is_number(value):  # the kernel gets a number of the tensor's kind (ints truncate)
-        dt = as_dtype(dtype)
-        fill_value = float(value) if dt.is_floating_point else \
-            bool(value) if dt is bool_ else int(value)
+        numel = 1
+        for n in (size,) if isinstance(size, int) else size:
+            numel *= n
+        fill_value = number_as(value, as_dtype(dtype), numel != 1)
     return _filled("full", (size,) if not isinstance(size, int) else ((size,),), "full",
                    dtype, device, requires_grad, fill_value)
 

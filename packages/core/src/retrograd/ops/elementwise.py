@@ -10,16 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.node import formula_node
+from ..dtypes import bool_, float16, float32, get_default_dtype, int64
+from ..errors import DTypeError, RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
+from . import promotion
 from ._core import (
     OUTPUT,
-    Scalar,
-    binary_operands,
     broadcast_error,
     check_device,
     record,
 )
+from .promotion import FLOATING
+from .promotion import HOST_F32 as _F32
+from .promotion import HOST_F64 as _F64
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
@@ -28,12 +32,21 @@ __all__ = [
 ]
 
 
-def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
+def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None,
+            any_dtype: bool = False) -> Tensor:
     """A broadcasting binary op. ``save``: None (the rule needs no values), "cross" (each
-    input's gradient needs only the *other* input, as for mul) or "both".
+    input's gradient needs only the *other* input, as for mul) or "both" (pow: both inputs,
+    and the output when the exponent needs a gradient). ``any_dtype``: two
+    tensors of one dtype need no promotion whatever the dtype (add, mul; not sub, div, pow).
 
     The operand checks are ``_core.binary_operands`` written inline: this is the hottest op
-    path, and the call measured 3-5% of a small ``x * 1.0001``."""
+    path, and the call measured 3-5% of a small ``x * 1.0001``. The fast path is the common
+    case of PyTorch's type promotion where nothing is promoted: two tensors of one (floating,
+    unless ``any_dtype``) dtype, or a float32/float64 tensor and a Python ``float``/``int``:
+    identity tests of the arrays' dtypes (against the host's float32 and float64 first, then
+    the ``id`` of another backend's in ``promotion.FLOATING``). Everything else -- mixed
+    dtypes, integer, bool or float16 tensors, NumPy scalars and arrays, bools -- goes to
+    ``_binary_promoted``."""
     if isinstance(a, Tensor):
         ta = a
         ad = a._data
@@ -43,21 +56,24 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
             bd = b._data
             if b.backend is not be or be.multi_device:
                 check_device(name, a, b)  # raises only when the two devices differ
-        elif isinstance(b, Scalar):
+            if (dt := ad.dtype) is not bd.dtype or (not any_dtype and dt is not _F32 and
+                                                    dt is not _F64 and id(dt) not in FLOATING):
+                return _binary_promoted(name, cls, a, b, save)
+        elif (type(b) is float or type(b) is int) and (
+                (dt := ad.dtype) is _F32 or dt is _F64 or id(dt) in FLOATING):
             tb = None
             bd = b
         else:
-            raise TypeError(f"{name}: unsupported operand type {type(b).__name__} (expected a "
-                            "Tensor or a number)")
-    elif isinstance(b, Tensor) and isinstance(a, Scalar):
+            return _binary_promoted(name, cls, a, b, save)
+    elif isinstance(b, Tensor) and (type(a) is float or type(a) is int) and (
+            (dt := b._data.dtype) is _F32 or dt is _F64 or id(dt) in FLOATING):
         ta = None
         ad = a
         tb = b
         bd = b._data
         be = b.backend
     else:
-        raise TypeError(f"{name}: unsupported operand types {type(a).__name__} and "
-                        f"{type(b).__name__}")
+        return _binary_promoted(name, cls, a, b, save)
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
@@ -95,7 +111,9 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
                 record(cls, out, (ta, tb), (ad if rb else None, bd),
                        (ta if rb else None, tb), attrs)
             else:
-                record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
+                # pow: the output too when the exponent needs a gradient (its rule uses it)
+                record(cls, out, (ta, tb), (ad, bd, data if rb else None),
+                       (ta, tb, 0 if rb else None), attrs)
     return out
 
 
@@ -112,6 +130,181 @@ def _scalar_saved(c: Any, pos: int) -> tuple[Any, Any]:
         _SCALAR_SAVED.clear()
     pair = _SCALAR_SAVED[id(c) << 1 | pos] = (None, c) if pos else (c, None)
     return pair
+
+
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.")
+_NEG_INT_POW = "Integers to negative integer powers are not allowed."
+
+
+def _operands(name: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """``a`` and ``b`` as Tensors or Python numbers (NumPy scalars read as PyTorch reads
+    them), and their backend; a TypeError for anything else."""
+    av = a if isinstance(a, Tensor) else promotion.scalar_value(a)
+    bv = b if isinstance(b, Tensor) else promotion.scalar_value(b)
+    if isinstance(av, Tensor):
+        if isinstance(bv, Tensor):
+            check_device(name, av, bv)
+        elif not promotion.is_number(bv):
+            raise TypeError(f"{name}: unsupported operand type {type(b).__name__} (expected a "
+                            "Tensor or a number)")
+        return av, bv, av.backend
+    if isinstance(bv, Tensor) and promotion.is_number(av):
+        return av, bv, bv.backend
+    raise TypeError(f"{name}: unsupported operand types {type(a).__name__} and "
+                    f"{type(b).__name__}")
+
+
+def _no_promotion(av: Any, bv: Any) -> bool:
+    """Whether two operands (Tensors or Python numbers) need no cast: two tensors of one array
+    dtype, or a float32/float64 tensor and a Python ``float`` or ``int``."""
+    if isinstance(av, Tensor):
+        if isinstance(bv, Tensor):
+            return av._data.dtype is bv._data.dtype
+        t, n = av, bv
+    elif isinstance(bv, Tensor):
+        t, n = bv, av
+    else:
+        return False
+    dt = t._data.dtype
+    return (type(n) is float or type(n) is int) and (
+        dt is _F32 or dt is _F64 or id(dt) in FLOATING)
+
+
+def _cast(v: Any, dt: Any) -> Any:
+    """A Tensor's array, or a number, as the kernel gets it in computation dtype ``dt``."""
+    return promotion.cast_data(v, dt) if isinstance(v, Tensor) else \
+        promotion.cast_scalar(v, dt)
+
+
+# NumPy arrays as operands: PyTorch hands ``tensor <op> ndarray`` to NumPy (through
+# ``Tensor.__array__``, so never for a tensor that requires grad), which computes with its own
+# promotion and wraps the result as a tensor without history. retrograd does the same.
+_NUMPY_UFUNC = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "true_divide",
+                "pow": "power", "eq": "equal", "ne": "not_equal"}
+
+
+def _numpy_operand(name: str, a: Any, b: Any) -> Tensor:
+    t = a if isinstance(a, Tensor) else b
+    ufunc = _NUMPY_UFUNC.get(name)
+    if not isinstance(t, Tensor) or ufunc is None:
+        raise TypeError(f"{name}: unsupported operand types {type(a).__name__} and "
+                        f"{type(b).__name__} (a NumPy array is accepted only by the arithmetic "
+                        "operators and ==)")
+    if t._requires_grad:
+        raise RetrogradError("Can't call numpy() on Tensor that requires grad. Use "
+                             "tensor.detach().numpy() instead.")
+    host = promotion.host_array
+    ha = host(a)
+    hb = host(b)
+    data = promotion.numpy_ufunc(ufunc)(ha, hb)
+    be = t.backend
+    out = Tensor(be.asarray(data), be)
+    out.dtype  # noqa: B018 - a dtype retrograd does not have raises TypeError here
+    return out
+
+
+def _numpy_matmul(a: Tensor, b: Any) -> Tensor:
+    """``tensor @ ndarray``: NumPy computes it, as in PyTorch (see ``_numpy_operand``)."""
+    if a._requires_grad:
+        raise RetrogradError("Can't call numpy() on Tensor that requires grad. Use "
+                             "tensor.detach().numpy() instead.")
+    be = a.backend
+    out = Tensor(be.asarray(promotion.numpy_ufunc("matmul")(promotion.host_array(a), b)), be)
+    out.dtype  # noqa: B018 - a dtype retrograd does not have raises TypeError here
+    return out
+
+
+def _binary_promoted(name: str, cls: Any, a: Any, b: Any, save: str | None) -> Tensor:
+    """``_binary`` for operands that need PyTorch's promotion (see ``ops.promotion``): the
+    tensors are cast to the result dtype and the numbers converted, so the kernel gets one
+    dtype; the node casts each gradient back to its input's dtype."""
+    if promotion.is_numpy_array(a) or promotion.is_numpy_array(b):
+        return _numpy_operand(name, a, b)
+    av, bv, be = _operands(name, a, b)
+    if name == "sub":
+        promotion.check_sub(av, bv)
+    r = promotion.operands_result_type(av, bv)
+    if not r.is_floating_point:
+        if name == "div":
+            r = get_default_dtype()  # true division
+        elif name == "pow":
+            return _integer_pow(be, av, bv, r)
+    ta = av if isinstance(av, Tensor) else None
+    tb = bv if isinstance(bv, Tensor) else None
+    work = r
+    if r is float16 and (name == "mul" or name == "div") and (tb is None or not tb._data.shape):
+        # PyTorch's CPU kernels multiply and divide a float16 tensor by a scalar operand
+        # (a number, or a 0-d tensor) in float32 with the scalar's own value, then round
+        work = float32
+    elif r is float16 and name == "pow" and tb is None:
+        promotion.check_half_exponent(bv)
+    ad = _cast(av, work)
+    bd = _cast(bv, work)
+    try:
+        data = getattr(be.ops, name)(ad, bd)
+    except ValueError as exc:
+        raise broadcast_error(name, ad, bd, exc) from None
+    data = promotion.fix_result(be, data, r)
+    if work is not r:  # what the node saves is in the computation dtype r
+        ad = _cast(av, r)
+        bd = _cast(bv, r)
+    out = Tensor(data, be)
+    ra = ta is not None and ta._requires_grad
+    rb = tb is not None and tb._requires_grad
+    if _grad.enabled and (ra or rb):
+        oshape = data.shape
+        sa = None if ta is None else ad.shape
+        sb = None if tb is None else bd.shape
+        attrs: Any = None if (sa is None or sa == oshape) and (sb is None or sb == oshape) \
+            else (sa, sb)
+        casts = promotion.grad_casts(be, r, ta, tb)
+        if casts is not None:
+            cls = promotion.promoted_class(cls)
+            attrs = (attrs, casts)
+        if save is None:
+            saved: tuple[Any, ...] = ()
+            srcs: tuple[Any, ...] = ()
+        elif save == "cross":
+            saved = (ad if rb else None, bd if ra else None)
+            srcs = (ta if rb else None, tb if ra else None)
+        elif save == "div" and ta is None:  # 1 / tensor: d/db = -out**2
+            saved, srcs = (ad, None, out._data), (None, None, 0)
+        elif save == "div":
+            saved, srcs = (ad if rb else None, bd), (ta if rb else None, tb)
+        else:
+            saved, srcs = (ad, bd, out._data if rb else None), (ta, tb, 0 if rb else None)
+        record(cls, out, (ta, tb), saved, srcs, attrs)
+    return out
+
+
+def _integer_pow(be: Any, av: Any, bv: Any, r: Any) -> Tensor:
+    """``a ** b`` in an integer or bool dtype ``r``, as PyTorch computes it: a negative number
+    exponent is an error; a negative entry of a tensor exponent gives 1 for base 1, +-1 for
+    base -1 and 0 otherwise (NumPy refuses both). Bools are computed as int64 (PyTorch has no
+    bool kernel: only a bool tensor to a number exponent works). Nothing here can require
+    grad."""
+    if not isinstance(bv, Tensor) and type(bv) is int and bv < 0:
+        raise RetrogradError(_NEG_INT_POW)
+    if r is bool_ and isinstance(bv, Tensor):  # a bool tensor to a number is computed
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    work = int64 if r is bool_ else r
+    F = be.ops
+    ad = _cast(av, work)
+    bd = _cast(bv, work)
+    try:
+        if isinstance(bv, Tensor):
+            negative = F.lt(bd, 0)
+            data = F.pow(ad, F.where(negative, F.neg(bd), bd))  # |b|: right for bases +-1
+            if isinstance(av, Tensor):
+                data = F.where(F.logical_and(negative, F.ne(F.abs(ad), 1)), 0, data)
+            elif ad not in (1, -1):
+                data = F.where(negative, 0, data)
+        else:
+            data = F.pow(ad, bd)
+    except ValueError as exc:
+        raise broadcast_error("pow", ad, bd, exc) from None
+    return Tensor(promotion.fix_result(be, data, r), be)
 
 
 # -- add / sub ---------------------------------------------------------------------------------
@@ -141,7 +334,7 @@ SubBackward = formula_node("SubBackward0", _sub_rule, arity=2)
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha != 1:
         b = mul(b, alpha)
-    return _binary("add", AddBackward, a, b, None)
+    return _binary("add", AddBackward, a, b, None, True)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -158,9 +351,11 @@ def _mul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
 
 
 def _div_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    """PyTorch's ``div_tensor_self_backward`` (g / b) and ``div_tensor_other_backward``
+    (-g * ((a / b) / b)), op for op."""
     a, b = saved
     ga = _reduced(F, F.div(g, b), attrs, 0) if needs[0] else None
-    gb = _reduced(F, F.neg(F.div(F.mul(g, a), F.mul(b, b))), attrs, 1) if needs[1] else None
+    gb = _reduced(F, F.mul(F.neg(g), F.div(F.div(a, b), b)), attrs, 1) if needs[1] else None
     return ga, gb
 
 
@@ -175,11 +370,13 @@ ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity
 
 
 def mul(a: Any, b: Any) -> Tensor:
-    return _binary("mul", MulBackward, a, b, "cross")
+    return _binary("mul", MulBackward, a, b, "cross", True)
 
 
 def div(a: Any, b: Any) -> Tensor:
-    if isinstance(a, Scalar) and isinstance(b, Tensor):
+    """True division (integers divide as the default float dtype)."""
+    if not isinstance(a, Tensor) and isinstance(b, Tensor) and \
+            promotion.is_number(a := promotion.scalar_value(a)):
         # ``c / x`` is PyTorch's ``x.reciprocal() * c``: the same values to the bit, and the
         # same two nodes. The reciprocal saves its own output, an array no user holds, so
         # changing ``c / x`` in place before the backward is legal, as in PyTorch.
@@ -189,7 +386,14 @@ def div(a: Any, b: Any) -> Tensor:
 
 # -- pow -----------------------------------------------------------------------------------------
 def _pow_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
-    a, b = saved
+    """PyTorch's ``pow_backward`` / ``pow_backward_self`` / ``pow_backward_exponent``
+    (FunctionsManual.cpp), op for op, so that the values -- and, through ``F``, the second
+    derivatives -- are PyTorch's, also at a zero base:
+
+    * d/da = where(b == 0, 0, g * (b * a ** (b - 1)))   (a number b: ``pow_backward``);
+    * d/db = g * where((a == 0) & (b >= 0), 0, a ** b * log(a)): at a = 0 the limit for
+      b >= 0, and -inf (times g) for b < 0; for a number base, log(a) is a number."""
+    a, b, result = saved  # result: the output, saved when the exponent needs a gradient
     scalar_exp = not hasattr(b, "shape")
     scalar_base = not hasattr(a, "shape")
     ga = gb = None
@@ -197,22 +401,38 @@ def _pow_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
         if scalar_exp:
             ga = F.pow_backward(g, a, b)
         else:
-            ga = _reduced(F, F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0)))), attrs, 0)
+            term = F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0))))
+            ga = _reduced(F, F.where(F.eq(b, 0.0), 0.0, term), attrs, 0)
     if needs[1]:
         if scalar_base:
-            gb = F.mul(g, F.mul(F.pow(a, b), _log_scalar(a)))
+            if a == 0:
+                gb = F.mul(g, F.where(F.ge(b, 0.0), 0.0, F.mul(result, float("-inf"))))
+            else:
+                gb = F.mul(g, F.mul(result, _log_scalar(a)))
         else:
-            term = F.mul(F.pow(a, b), F.log(F.where(F.eq(a, 0), 1.0, a)))
-            gb = _reduced(F, F.mul(g, term), attrs, 1)
+            zero = F.logical_and(F.eq(a, 0.0), F.ge(b, 0.0))
+            log_a = F.log(_in_dtype_of(a, result))  # PyTorch: self.to(promoted dtype).log()
+            gb = _reduced(F, F.mul(g, F.where(zero, 0.0, F.mul(result, log_a))), attrs, 1)
     return ga, gb
 
 
+def _in_dtype_of(a: Any, like: Any) -> Any:
+    """``a`` in ``like``'s dtype. Only a saved tensor under create_graph can differ (the fast
+    walk saves the inputs already cast): a differentiable cast then."""
+    if isinstance(a, Tensor) and a.dtype is not like.dtype:
+        from .conversion import to
+
+        return to(a, like.dtype)
+    return a
+
+
 def _log_scalar(a: float) -> float:
+    """``log`` of a number base as PyTorch's ``Scalar::log``: nan below zero, -inf at 0."""
     import math
 
-    if a <= 0:
-        return math.log(a) if a > 0 else (0.0 if a == 0 else float("nan"))
-    return math.log(a)
+    if a > 0:
+        return math.log(a)
+    return float("-inf") if a == 0 else float("nan")
 
 
 PowBackward = formula_node("PowBackward0", _pow_rule, arity=2)
@@ -250,15 +470,21 @@ def pow_backward(g: Tensor, a: Tensor, b: float) -> Tensor:
 
 
 def pow(a: Any, b: Any) -> Tensor:
-    if isinstance(b, bool) or isinstance(a, bool):
-        raise TypeError("pow: bool exponents are not supported")
+    """``a ** b`` with PyTorch's promotion: an integer tensor to a negative integer number is
+    an error, to a float number gives the default float dtype."""
     return _binary("pow", PowBackward, a, b, "both")
 
 
 # -- unary ---------------------------------------------------------------------------------------
-def _unary(name: str, cls: Any, x: Any, save: str | None) -> Tensor:
+def _unary(name: str, cls: Any, x: Any, save: str | None, floating: bool = False) -> Tensor:
+    """An elementwise op of one tensor. ``floating``: the op is defined on floats only, and
+    an integer or bool input is computed in the default float dtype (PyTorch's promotion of
+    ``exp(int_tensor)``); the kernel then gets the cast array."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    if floating and (dt := x._data.dtype) is not _F32 and dt is not _F64 and \
+            id(dt) not in FLOATING and not promotion.is_floating(x):
+        x = Tensor(promotion.cast_data(x, get_default_dtype()), x.backend)  # no grad: not float
     be = x.backend
     data = getattr(be.ops, name)(x._data)
     if type(data) is not be.array_type:
@@ -293,6 +519,9 @@ ReluBackward = formula_node("ReluBackward0", lambda F, g, s, a, n: (F.relu_backw
 
 
 def neg(x: Tensor) -> Tensor:
+    if isinstance(x, Tensor) and (dt := x._data.dtype) is not _F32 and dt is not _F64 and \
+            x.dtype is bool_:
+        raise DTypeError(_NEG_BOOL)
     return _unary("neg", NegBackward, x, None)
 
 
@@ -301,31 +530,31 @@ def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def exp(x: Tensor) -> Tensor:
-    return _unary("exp", ExpBackward, x, "out")
+    return _unary("exp", ExpBackward, x, "out", True)
 
 
 def log(x: Tensor) -> Tensor:
-    return _unary("log", LogBackward, x, "in")
+    return _unary("log", LogBackward, x, "in", True)
 
 
 def sqrt(x: Tensor) -> Tensor:
-    return _unary("sqrt", SqrtBackward, x, "out")
+    return _unary("sqrt", SqrtBackward, x, "out", True)
 
 
 def sin(x: Tensor) -> Tensor:
-    return _unary("sin", SinBackward, x, "in")
+    return _unary("sin", SinBackward, x, "in", True)
 
 
 def cos(x: Tensor) -> Tensor:
-    return _unary("cos", CosBackward, x, "in")
+    return _unary("cos", CosBackward, x, "in", True)
 
 
 def tanh(x: Tensor) -> Tensor:
-    return _unary("tanh", TanhBackward, x, "out")
+    return _unary("tanh", TanhBackward, x, "out", True)
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    return _unary("sigmoid", SigmoidBackward, x, "out")
+    return _unary("sigmoid", SigmoidBackward, x, "out", True)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -349,25 +578,40 @@ ClampBackward = formula_node("ClampBackward1", _clamp_rule)
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Limit ``x`` to ``[min, max]`` (numbers, NumPy scalars included). The result dtype is
+    PyTorch's ``result_type(x, min, max)``: ``int_tensor.clamp(0.5)`` is a float tensor."""
     if not isinstance(x, Tensor):
         raise TypeError(f"clamp: expected a Tensor, got {type(x).__name__}")
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+    bounds = []
     for name, v in (("min", min), ("max", max)):
-        if v is not None and not isinstance(v, Scalar):
-            raise TypeError(f"clamp: {name} must be a number, got {type(v).__name__}")
+        if v is not None:
+            v = promotion.scalar_value(v)
+            if not promotion.is_number(v):
+                raise TypeError(f"clamp: {name} must be a number, got {type(v).__name__}")
+            bounds.append(v)
+        else:
+            bounds.append(None)
+    lo, hi = bounds
     be = x.backend
     F = be.ops
     data = x._data
-    if min is not None:
-        data = F.maximum(data, min)
-    if max is not None:
-        data = F.minimum(data, max)
+    if id(data.dtype) not in FLOATING or type(lo) not in (float, int, type(None)) or \
+            type(hi) not in (float, int, type(None)):
+        r = promotion.operands_result_type(x, *(v for v in (lo, hi) if v is not None))
+        data = promotion.cast_data(x, r)
+        lo = None if lo is None else promotion.cast_scalar(lo, r)
+        hi = None if hi is None else promotion.cast_scalar(hi, r)
+    if lo is not None:
+        data = F.maximum(data, lo)
+    if hi is not None:
+        data = F.minimum(data, hi)
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and x._requires_grad:
-        record(ClampBackward, out, (x,), (x._data,), (x,), (min, max))
+        record(ClampBackward, out, (x,), (x._data,), (x,), (lo, hi))
     return out
 
 
@@ -384,20 +628,33 @@ WhereBackward = formula_node("WhereBackward0", _where_rule, arity=2)
 
 
 def where(cond: Tensor, a: Any, b: Any) -> Tensor:
+    """``a`` where ``cond`` holds, else ``b``; ``a`` and ``b`` (Tensors or numbers) promote
+    to ``result_type(a, b)``."""
     if not isinstance(cond, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(cond).__name__}")
     if cond.dtype.name != "bool":
         raise TypeError(f"where: condition must have dtype bool, got {cond.dtype}")
-    ta = a if isinstance(a, Tensor) else None
-    tb = b if isinstance(b, Tensor) else None
-    for t in (ta, tb):
-        if t is not None:
-            check_device("where", cond, t)
-    if ta is None and tb is None:
-        raise TypeError("where: at least one of the two values must be a Tensor")
+    av = a if isinstance(a, Tensor) else promotion.scalar_value(a)
+    bv = b if isinstance(b, Tensor) else promotion.scalar_value(b)
+    for v, raw in ((av, a), (bv, b)):
+        if isinstance(v, Tensor):
+            check_device("where", cond, v)
+        elif not promotion.is_number(v):
+            raise TypeError(f"where: values must be Tensors or numbers, got "
+                            f"{type(raw).__name__}")
+    ta = av if isinstance(av, Tensor) else None
+    tb = bv if isinstance(bv, Tensor) else None
     be = cond.backend
-    ad = a if ta is None else ta._data
-    bd = b if tb is None else tb._data
+    if _no_promotion(av, bv):
+        r = None
+        ad = av if ta is None else ta._data
+        bd = bv if tb is None else tb._data
+    else:
+        r = promotion.operands_result_type(av, bv)
+        ad = _cast(av, r)
+        bd = _cast(bv, r)
+        if ta is None and tb is None:  # two numbers: one as a 0-d array of the result dtype
+            ad = be.asarray(ad, r)
     try:
         data = be.ops.where(cond._data, ad, bd)
     except ValueError as exc:
@@ -406,8 +663,13 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and any(t is not None and t._requires_grad for t in (ta, tb)):
-        attrs = (None if ta is None else ad.shape, None if tb is None else bd.shape)
-        record(WhereBackward, out, (ta, tb), (cond._data,), (None,), attrs)
+        attrs: Any = (None if ta is None else ad.shape, None if tb is None else bd.shape)
+        cls = WhereBackward
+        casts = None if r is None else promotion.grad_casts(be, r, ta, tb)
+        if casts is not None:
+            cls = promotion.promoted_class(cls)
+            attrs = (attrs, casts)
+        record(cls, out, (ta, tb), (cond._data,), (None,), attrs)
     return out
 
 
@@ -427,11 +689,19 @@ MaxMinBackward = formula_node("MaximumBackward0", _maxmin_rule, arity=2)
 
 
 def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:
-    a, b, be = binary_operands(name, a, b)
-    ta = a if isinstance(a, Tensor) else None
-    tb = b if isinstance(b, Tensor) else None
-    ad = a if ta is None else ta._data
-    bd = b if tb is None else tb._data
+    if promotion.is_numpy_array(a) or promotion.is_numpy_array(b):
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not numpy.ndarray")
+    av, bv, be = _operands(name, a, b)
+    ta = av if isinstance(av, Tensor) else None
+    tb = bv if isinstance(bv, Tensor) else None
+    if _no_promotion(av, bv):
+        r = None
+        ad = av if ta is None else ta._data
+        bd = bv if tb is None else tb._data
+    else:
+        r = promotion.operands_result_type(av, bv)
+        ad = _cast(av, r)
+        bd = _cast(bv, r)
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
@@ -440,8 +710,13 @@ def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and any(t is not None and t._requires_grad for t in (ta, tb)):
-        attrs = (None if ta is None else ad.shape, None if tb is None else bd.shape, is_max)
-        record(MaxMinBackward, out, (ta, tb), (ad, bd), (ta, tb), attrs)
+        attrs: Any = (None if ta is None else ad.shape, None if tb is None else bd.shape, is_max)
+        cls = MaxMinBackward
+        casts = None if r is None else promotion.grad_casts(be, r, ta, tb)
+        if casts is not None:
+            cls = promotion.promoted_class(cls)
+            attrs = (attrs, casts)
+        record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
     return out
 
 
@@ -455,9 +730,24 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 # -- comparisons: bool tensors that never require grad -----------------------------------------
 def _compare(name: str, a: Any, b: Any) -> Tensor:
-    a, b, be = binary_operands(name, a, b)
-    ad = a._data if isinstance(a, Tensor) else a
-    bd = b._data if isinstance(b, Tensor) else b
+    """A comparison in the operands' common dtype (``int_tensor == 1.5`` compares as floats);
+    the fast path is the one of ``_binary``."""
+    if isinstance(a, Tensor):
+        be = a.backend
+        ad = a._data
+        if isinstance(b, Tensor):
+            bd = b._data
+            if b.backend is not be or be.multi_device:
+                check_device(name, a, b)
+            if ad.dtype is not bd.dtype:
+                return _compare_promoted(name, a, b)
+        elif (type(b) is float or type(b) is int) and (
+                (dt := ad.dtype) is _F32 or dt is _F64 or id(dt) in FLOATING):
+            bd = b
+        else:
+            return _compare_promoted(name, a, b)
+    else:
+        return _compare_promoted(name, a, b)
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
@@ -465,6 +755,20 @@ def _compare(name: str, a: Any, b: Any) -> Tensor:
     if type(data) is not be.array_type:
         data = be.asarray(data)
     return Tensor(data, be)
+
+
+def _compare_promoted(name: str, a: Any, b: Any) -> Tensor:
+    if promotion.is_numpy_array(a) or promotion.is_numpy_array(b):
+        return _numpy_operand(name, a, b)
+    av, bv, be = _operands(name, a, b)
+    r = bool_ if name == "logical_and" else promotion.operands_result_type(av, bv)
+    ad = _cast(av, r)
+    bd = _cast(bv, r)
+    try:
+        data = getattr(be.ops, name)(ad, bd)
+    except ValueError as exc:
+        raise broadcast_error(name, ad, bd, exc) from None
+    return Tensor(promotion.fix_result(be, data, bool_), be)
 
 
 def eq(a: Any, b: Any) -> Tensor:
@@ -492,7 +796,12 @@ def ge(a: Any, b: Any) -> Tensor:
 
 
 def logical_and(a: Tensor, b: Tensor) -> Tensor:
-    return _compare("logical_and", a, b)
+    """Elementwise ``a and b`` of any dtypes (nonzero is true); a bool tensor. The kernel
+    gets bool arrays."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype is b._data.dtype \
+            and a.dtype is bool_:
+        return _compare("logical_and", a, b)
+    return _compare_promoted("logical_and", a, b)
 
 
 def sign(x: Tensor) -> Tensor:

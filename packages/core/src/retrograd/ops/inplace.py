@@ -53,11 +53,12 @@ def _inplace(
     be = t.backend
     if record:
         if t._base is not None:
-            raise RetrogradError(
-                f"{name}: in-place operation on a view (shape {t.shape}) while recording "
-                "gradients is not supported by retrograd (it does not rebase views); apply "
-                "the op to the base tensor, use an out-of-place op, or use no_grad()"
-            )
+            # through a view: the base gets a CopySlices history (ops.view_inplace); a
+            # detached alias (not a differentiable view) goes on like any tensor
+            from .view_inplace import inplace_on_view
+
+            if inplace_on_view(name, t, out_of_place, needs_old):
+                return t
         # t's counter first, while t.grad_fn is still the node that may have saved t
         # unstamped (ops._core._stamp): that node must see the bump below
         vc = t._counter()
@@ -143,10 +144,10 @@ def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    other = promotion.inplace_operand("add_", t, other)  # PyTorch's result-dtype check
+    other, raw = promotion.inplace_operand("add_", t, other, "iadd", add)  # dtype rules
     _check_broadcast("add_", t, other)
     return _inplace("add_", t, (other,), lambda old: add(old, other),
-                    promotion.inplace_kernel(t, other, "iadd", add), False)
+                    raw, False)
 
 
 def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -154,28 +155,28 @@ def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    other = promotion.inplace_operand("sub_", t, other)  # PyTorch's result-dtype check
+    other, raw = promotion.inplace_operand("sub_", t, other, "isub", sub)  # dtype rules
     _check_broadcast("sub_", t, other)
     return _inplace("sub_", t, (other,), lambda old: sub(old, other),
-                    promotion.inplace_kernel(t, other, "isub", sub), False)
+                    raw, False)
 
 
 def mul_(t: Tensor, other: Any) -> Tensor:
     from .elementwise import mul
 
-    other = promotion.inplace_operand("mul_", t, other)  # PyTorch's result-dtype check
+    other, raw = promotion.inplace_operand("mul_", t, other, "imul", mul)  # dtype rules
     _check_broadcast("mul_", t, other)
     return _inplace("mul_", t, (other,), lambda old: mul(old, other),
-                    promotion.inplace_kernel(t, other, "imul", mul), True)
+                    raw, True)
 
 
 def div_(t: Tensor, other: Any) -> Tensor:
     from .elementwise import div
 
-    other = promotion.inplace_operand("div_", t, other)  # PyTorch's result-dtype check
+    other, raw = promotion.inplace_operand("div_", t, other, "itruediv", div)  # dtype rules
     _check_broadcast("div_", t, other)
     return _inplace("div_", t, (other,), lambda old: div(old, other),
-                    promotion.inplace_kernel(t, other, "itruediv", div), True)
+                    raw, True)
 
 
 def _replace_all(old: Tensor, value: Any) -> Tensor:
@@ -229,6 +230,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
 
     if not isinstance(t, Tensor):
         raise TypeError(f"__setitem__: expected a Tensor, got {type(t).__name__}")
+    value = promotion.setitem_value(t, value)
     k = _norm_key(t, key)
     try:
         sub_shape = tuple(t.backend.ops.getitem(t._data, k).shape)
@@ -250,11 +252,11 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
             return add(index_zero(old, k), index_backward(v, t.shape, k))
         zeroed = index_zero(old, k)
         const = t.backend.ops.zeros(t._data.shape, t._data.dtype)
-        t.backend.ops.setitem(const, k, promotion.assign_value(t, value))
+        t.backend.ops.setitem(const, k, promotion.assign_value(t, value, False))
         return add(zeroed, Tensor(const, t.backend))
 
     def raw_apply(a: Any) -> None:
-        v = promotion.assign_value(t, value)
+        v = promotion.assign_value(t, value, False)
         t.backend.ops.setitem(a, k, v)
 
     return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)

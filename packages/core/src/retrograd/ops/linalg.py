@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.node import formula_node
+from ..errors import DTypeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import check_device, record
+from .promotion import c_name, is_numpy_array, torch_name
 
 __all__ = ["matmul", "linear"]
 
@@ -44,7 +46,42 @@ def _matmul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
 MmBackward = formula_node("MmBackward0", _matmul_rule, arity=2)
 
 
+def _matmul_dtype_message(a: Tensor, b: Tensor) -> str:
+    """PyTorch's message for operands of two dtypes, which names the kernel it would run."""
+    da, db = a.dtype, b.dtype
+    if a.ndim == 1 and b.ndim == 1:
+        return (f"dot : expected both vectors to have same dtype, but found {torch_name(da)} "
+                f"and {torch_name(db)}")
+    if b.ndim == 1:
+        return (f"addmv input tensors must have the same dtype, but got {torch_name(db)}, "
+                f"{torch_name(da)}, and {torch_name(db)}")
+    if b.ndim >= 3:
+        return f"expected scalar type {torch_name(da)} but found {torch_name(db)}"
+    return f"expected m1 and m2 to have the same dtype, but got: {c_name(da)} != {c_name(db)}"
+
+
+def _linear_dtype_check(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's refusal of operands of different dtypes (no promotion in linear/matmul)."""
+    dw = weight.dtype
+    if bias is not None and bias.dtype is not dw:
+        raise DTypeError(f"self and mat2 must have the same dtype, but got "
+                         f"{torch_name(bias.dtype)} and {torch_name(dw)}")
+    dx = x.dtype
+    if dx is not dw:
+        if bias is not None:
+            raise DTypeError(f"mat1 and mat2 must have the same dtype, but got "
+                             f"{torch_name(dx)} and {torch_name(dw)}")
+        raise DTypeError(f"expected m1 and m2 to have the same dtype, but got: {c_name(dx)} "
+                         f"!= {c_name(dw)}")
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` (1-D, 2-D or batched). Both operands must have one dtype: PyTorch does not
+    promote here, and neither does retrograd (DTypeError with PyTorch's message)."""
+    if isinstance(a, Tensor) and is_numpy_array(b):
+        from .elementwise import _numpy_matmul
+
+        return _numpy_matmul(a, b)
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(
             f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}"
@@ -53,6 +90,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
                          f"{a.shape} and {b.shape}")
+    if a._data.dtype is not b._data.dtype and a.dtype is not b.dtype:
+        raise DTypeError(_matmul_dtype_message(a, b))
     be = a.backend
     try:
         data = be.ops.matmul(a._data, b._data)
@@ -92,7 +131,9 @@ LinearBackward = formula_node("LinearBackward0", _linear_rule)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``x @ weight.T + bias`` with ``weight`` of shape (out, in), as in PyTorch."""
+    """``x @ weight.T + bias`` with ``weight`` of shape (out, in), as in PyTorch. The three
+    must share one dtype (a float64 input to a float32 layer raises DTypeError, PyTorch's
+    "mat1 and mat2 must have the same dtype")."""
     for name, t in (("input", x), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linear: {name} must be a Tensor, got {type(t).__name__}")
@@ -111,6 +152,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     for other in (weight, bias):
         if other is not None:
             check_device("linear", x, other)
+    if x._data.dtype is not weight._data.dtype or (
+            bias is not None and bias._data.dtype is not weight._data.dtype):
+        _linear_dtype_check(x, weight, bias)
     be = x.backend
     F = be.ops
     data = F.linear_forward(x._data, weight._data, None if bias is None else bias._data)

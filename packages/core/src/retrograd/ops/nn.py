@@ -6,9 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.node import formula_node
+from ..dtypes import bool_
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import OUTPUT, check_device, record
+from .promotion import (
+    FLOATING,
+    HOST_F32,
+    HOST_F64,
+    operands_result_type,
+    promote_types,
+    torch_name,
+)
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss"]
 
@@ -29,10 +38,25 @@ def _dim(x: Tensor, dim: int | None, name: str) -> int:
     return dim % nd
 
 
+def _not_floating(x: Tensor) -> bool:
+    """Whether ``x`` is not floating (an identity test for float32/float64 first)."""
+    dt = x._data.dtype
+    return dt is not HOST_F32 and dt is not HOST_F64 and id(dt) not in FLOATING and \
+        not x.dtype.is_floating_point
+
+
+def _no_kernel(kernel: str, dtype: Any) -> NotImplementedError:
+    """PyTorch's refusal of an integer or bool input: its kernel has no such dtype."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(dtype)}'")
+
+
 def _softmax_like(name: str, cls: Any, x: Tensor, dim: int | None) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
     d = _dim(x, dim, name)
+    if _not_floating(x):
+        last = "_lastdim" if x.ndim == 0 or d == x.ndim - 1 else ""
+        raise _no_kernel(f"{name}{last}_kernel_impl", x.dtype)
     be = x.backend
     if x.ndim == 0:
         data = getattr(be.ops, name)(be.ops.reshape(x._data, (1,)), 0)
@@ -74,6 +98,8 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
     if target.dtype.is_floating_point:
         raise TypeError(f"cross_entropy: target must hold integer class indices, got "
                         f"{target.dtype}")
+    if _not_floating(input):
+        raise _no_kernel("log_softmax_lastdim_kernel_impl", input.dtype)
     check_device("cross_entropy", input, target)
     if input.ndim == 1 and target.ndim == 0:
         from .shape import unsqueeze
@@ -103,11 +129,19 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """``(input - target) ** 2``, reduced; mixed dtypes promote as the subtraction does."""
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise TypeError("mse_loss: input and target must be Tensors")
     if input.shape != target.shape:
         raise ValueError(f"mse_loss: input shape {input.shape} and target shape "
                          f"{target.shape} differ")
+    if _not_floating(input) and _not_floating(target):
+        raise _no_kernel("mse_cpu", promote_types(input.dtype, target.dtype))
+    if input.dtype is bool_ or target.dtype is bool_:  # the loss kernel takes a bool operand
+        from .conversion import to  # (a subtraction would not): cast it first
+
+        r = operands_result_type(input, target)
+        input, target = to(input, r), to(target, r)
     diff = input - target
     sq = diff * diff
     if reduction == "mean":

@@ -6,9 +6,12 @@ from typing import Any
 
 from ..autograd.node import formula_node
 from ..backends.reference import normalize_dims
+from ..dtypes import get_default_dtype
+from ..errors import DTypeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .promotion import cast_data, torch_name
 
 __all__ = ["sum", "mean", "amax", "logsumexp"]
 
@@ -101,7 +104,8 @@ def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A
 
 def mean(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
-        raise TypeError(f"mean: input dtype should be floating point, got {x.dtype}")
+        raise DTypeError("mean(): could not infer output dtype. Input dtype must be either a "
+                         f"floating point or complex dtype. Got: {torch_name(x.dtype)}")
     out, axes, _ = _reduce("mean", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
@@ -124,6 +128,10 @@ def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``; an integer or bool input is computed in the default
+    float dtype, as in PyTorch."""
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+        x = Tensor(cast_data(x, get_default_dtype()), x.backend)  # cannot require grad
     out, axes, data = _reduce("logsumexp", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
