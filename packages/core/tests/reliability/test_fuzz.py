@@ -8,8 +8,15 @@ reference graph: each recorded op keeps the input values it saw at forward time,
 version-counter states its gradient depends on, and whether its node has been freed.
 
 Judgement of every call:
-- forward ops and setters never raise (except in-place on a leaf that requires grad with grad
-  mode on, which must raise RetrogradError and change nothing);
+- forward ops and setters never raise (except in-place on a leaf that requires grad, or on a
+  view of one, with grad mode on, which must raise RetrogradError and change nothing);
+- in-place ops through views write the base and every other view; recorded, the base is
+  rebased as PyTorch does (CopySlices: its old history gets zero where the view covers it,
+  the op's result the gradient read through the view), and every view of it is taken again
+  from the base's new history. The model regenerates views at once; retrograd does it
+  lazily, when a view is next used by a recorded op. A view not used since (``stale``) is
+  not picked as a root, an input of ``autograd.grad`` or a ``retain_grad`` target: the
+  engine reads those tensors' ``grad_fn`` directly;
 - a walk that reaches a freed node must raise GraphFreedError; one that reaches a node whose
   saved values changed since forward may raise VersionMismatch; any other exception, or an
   exception where neither applies, fails the test (a walk that raises changes no ``.grad``);
@@ -69,6 +76,9 @@ class Handle:
     retained: bool = False
     expect_grad: np.ndarray | None = None
     tracked: bool = field(default=False)  # .grad is modelled (leaf with grad, or retained)
+    base: Handle | None = None  # a view: the tensor it views (never itself a view)
+    chain: tuple[tuple[str, dict[str, Any]], ...] = ()  # a view: its (kind, params) steps
+    stale: bool = False  # a view whose base was rebased since retrograd last took it again
 
 
 def forward_np(kind: str, vals: list[np.ndarray], params: dict[str, Any]) -> np.ndarray:
@@ -82,6 +92,7 @@ def forward_np(kind: str, vals: list[np.ndarray], params: dict[str, Any]) -> np.
         "radd": lambda: a + c, "rmul": lambda: a * c, "rsub": lambda: c - a,
         "rdiv": lambda: c / a, "divc": lambda: a / c,
         "matmul": lambda: a @ b, "transpose": lambda: a.T, "flatten": lambda: a.reshape(-1),
+        "row": lambda: a[params["i"]],
         "sum": lambda: a.sum(axis=params["dim"], keepdims=params["keepdim"]),
         "mean": lambda: a.mean(axis=params["dim"], keepdims=params["keepdim"]),
         "iadd": lambda: a + c, "imul": lambda: a * c,
@@ -124,6 +135,14 @@ def vjp(node: RefNode, g: np.ndarray) -> list[np.ndarray]:
         return [reduce_to(g * b, a.shape), reduce_to(g * a, b.shape)]
     if k == "div":
         return [reduce_to(g / b, a.shape), reduce_to(-g * a / (b * b), b.shape)]
+    if k == "copyslices":  # the base's old history: zero where the view wrote
+        kept = g.copy().reshape(-1)
+        kept[view_positions(a.shape, p["chain"]).reshape(-1)] = 0.0
+        return [kept.reshape(a.shape), apply_chain(g, p["chain"])]
+    if k == "row":
+        out = np.zeros_like(a)
+        out[p["i"]] = g
+        return [out]
     if k == "transpose":
         return [g.T]
     if k == "flatten":
@@ -142,6 +161,26 @@ def vjp(node: RefNode, g: np.ndarray) -> list[np.ndarray]:
         g2 = g.reshape(a2.shape[0], b2.shape[1])
         return [(g2 @ b2.T).reshape(a.shape), (a2.T @ g2).reshape(b.shape)]
     raise AssertionError(k)
+
+
+def apply_chain(a: np.ndarray, chain) -> np.ndarray:
+    """A view's value from its base's: the chain's ``(kind, params)`` steps."""
+    for kind, params in chain:
+        a = forward_np(kind, [a], params)
+    return a
+
+
+def view_positions(shape: tuple[int, ...], chain) -> np.ndarray:
+    """Where each element of the view sits in the (flattened) base."""
+    return apply_chain(np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape),
+                       chain).astype(np.int64)
+
+
+def write_through(base: np.ndarray, chain, value: np.ndarray) -> np.ndarray:
+    """The base after ``value`` was written into its view ``chain``."""
+    out = base.copy().reshape(-1)
+    out[view_positions(base.shape, chain).reshape(-1)] = value.reshape(-1)
+    return out.reshape(base.shape)
 
 
 # Which saved values an op's gradient may depend on, given which inputs need a gradient.
@@ -198,6 +237,8 @@ class AutogradMachine(RuleBasedStateMachine):
         counter = hs[0].counter if view else self._new_counter()
         node = None
         if rg.is_grad_enabled() and any(h.node is not None for h in hs):
+            for h in hs:  # a recorded op takes its stale views again (ops._core.edge_of)
+                h.stale = False
             ins, out_saved = may_save(kind, [h.node is not None for h in hs])
             saves = [(hs[i].counter, self.versions[hs[i].counter]) for i in sorted(ins)]
             if out_saved:
@@ -388,26 +429,47 @@ class AutogradMachine(RuleBasedStateMachine):
             return
         self._record("matmul", [a, b], a.t @ b.t, {})
 
-    @rule(data=st.data(), kind=st.sampled_from(["transpose", "flatten"]))
+    @rule(data=st.data(), kind=st.sampled_from(["transpose", "flatten", "row"]))
     def view(self, data, kind):
         h = self._pick(data, lambda h: h.value.ndim == 2)
         if h is None:
             return
-        out = h.t.T if kind == "transpose" else h.t.reshape(-1)
-        self._record(kind, [h], out, {}, view=True)
+        params = {}
+        if kind == "row":
+            params["i"] = data.draw(st.integers(0, h.value.shape[0] - 1))
+            out = h.t[params["i"]]
+        else:
+            out = h.t.T if kind == "transpose" else h.t.reshape(-1)
+        is_view = out._base is not None  # reshape copies a non-contiguous tensor
+        self._record(kind, [h], out, params, view=is_view)
+        if is_view:
+            v = self.handles[-1]
+            v.base = h.base or h
+            v.chain = h.chain + ((kind, params),)
 
     @rule(data=st.data(), kind=st.sampled_from(["iadd", "imul"]),
           c=st.sampled_from([0.5, -1.0, 2.0]), no_grad=st.booleans())
     def inplace(self, data, kind, c, no_grad):
-        h = self._pick(data, lambda h: self.members[h.counter] == 1 and not h.retained)
+        h = self._pick(data, lambda h: not any(m.retained for m in self._family(h)))
+        self._inplace(h, kind, c, no_grad)
+
+    @rule(data=st.data(), kind=st.sampled_from(["iadd", "imul"]),
+          c=st.sampled_from([0.5, -1.0, 2.0]), no_grad=st.booleans())
+    def inplace_through_view(self, data, kind, c, no_grad):
+        h = self._pick(data, lambda h: h.base is not None
+                       and not any(m.retained for m in self._family(h)))
+        self._inplace(h, kind, c, no_grad)
+
+    def _inplace(self, h: Handle | None, kind: str, c: float, no_grad: bool) -> None:
         if h is None or not self._small(h):
             return
         op = (lambda t: t.add_(c)) if kind == "iadd" else (lambda t: t.mul_(c))
-        leaf_with_grad = h.is_leaf and h.node is not None
+        base = h.base or h
+        leaf_with_grad = base.is_leaf and base.node is not None  # h itself, or h views it
         if leaf_with_grad and not no_grad:
             snap = self._grad_snapshot()
             version = h.t._version
-            with pytest.raises(rg.RetrogradError):
+            with pytest.raises(rg.RetrogradError, match="leaf"):
                 op(h.t)
             assert h.t._version == version
             np.testing.assert_array_equal(to_np(h.t), h.value)
@@ -421,16 +483,52 @@ class AutogradMachine(RuleBasedStateMachine):
         new_value = forward_np(kind, [h.value], {"c": c})
         np.testing.assert_allclose(to_np(h.t), new_value, rtol=1e-12, atol=1e-12)
         self.versions[h.counter] += 1
-        if not no_grad and h.node is not None:  # recorded: history rebased on a new node
-            self.nodes.append(RefNode(kind, (h.node,), (h.value.copy(),), to_np(h.t),
-                                      {"c": c}, ()))
-            h.node = len(self.nodes) - 1
-            h.is_leaf = False
-        h.value = to_np(h.t)
+        recorded = not no_grad and h.node is not None
+        if h is base:
+            if recorded:  # history rebased on a new node
+                self.nodes.append(RefNode(kind, (h.node,), (h.value.copy(),), new_value,
+                                          {"c": c}, ()))
+                h.node = len(self.nodes) - 1
+                h.is_leaf = False
+            base.value = new_value
+        else:
+            base_value = write_through(base.value, h.chain, new_value)
+            if recorded:  # through a view: CopySlices(base's old history, the op's result)
+                self.nodes.append(RefNode(kind, (h.node,), (h.value.copy(),), new_value,
+                                          {"c": c}, ()))
+                self.nodes.append(RefNode("copyslices", (base.node, len(self.nodes) - 1),
+                                          (base.value.copy(),), base_value,
+                                          {"chain": h.chain}, ()))
+                base.node = len(self.nodes) - 1
+                base.is_leaf = False
+            base.value = base_value
+        for m in self._family(base):  # every view sees the write; recorded, a new history
+            if m is base:
+                continue
+            m.value = apply_chain(base.value, m.chain)
+            if recorded:
+                m.node = self._derive(base, m.chain)
+                m.stale = m is not h  # retrograd took h again at once, the others lazily
+
+    def _family(self, h: Handle) -> list[Handle]:
+        """``h``'s base and every view of it."""
+        root = h.base or h
+        return [m for m in self.handles if m is root or m.base is root]
+
+    def _derive(self, base: Handle, chain) -> int:
+        """Model nodes for ``chain`` applied to ``base``'s current history."""
+        node, value = base.node, base.value
+        for kind, params in chain:
+            out = forward_np(kind, [value], params)
+            self.nodes.append(RefNode(kind, (node,), (value.copy(),), out, params, ()))
+            node, value = len(self.nodes) - 1, out
+        assert node is not None
+        return node
 
     @rule(data=st.data())
     def retain_grad(self, data):
-        h = self._pick(data, lambda h: not h.is_leaf and h.node is not None and not h.retained)
+        h = self._pick(data, lambda h: not h.is_leaf and h.node is not None and not h.retained
+                       and not h.stale)
         if h is None:
             return
         h.t.retain_grad()
@@ -471,7 +569,7 @@ class AutogradMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), retain=st.booleans())
     def backward(self, data, retain):
-        h = self._pick(data, lambda h: h.node is not None)
+        h = self._pick(data, lambda h: h.node is not None and not h.stale)
         if h is None:
             return
         seed = self._seed(h, data)
@@ -489,10 +587,10 @@ class AutogradMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), retain=st.booleans())
     def backward_two_roots(self, data, retain):
-        a = self._pick(data, lambda h: h.node is not None)
+        a = self._pick(data, lambda h: h.node is not None and not h.stale)
         if a is None:
             return
-        b = self._pick(data, lambda h: h.node is not None and h is not a)
+        b = self._pick(data, lambda h: h.node is not None and not h.stale and h is not a)
         if b is None:
             return
         sa, sb = self._seed(a, data, False), self._seed(b, data, False)
@@ -509,13 +607,13 @@ class AutogradMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), retain=st.booleans(), n_inputs=st.integers(1, 3))
     def grad(self, data, retain, n_inputs):
-        root = self._pick(data, lambda h: h.node is not None)
+        root = self._pick(data, lambda h: h.node is not None and not h.stale)
         if root is None:
             return
         inputs: list[Handle] = []
         for _ in range(n_inputs):
-            h = self._pick(data, lambda h: h.node is not None and h not in inputs
-                           and all(h.node != o.node for o in inputs))
+            h = self._pick(data, lambda h: h.node is not None and not h.stale
+                           and h not in inputs and all(h.node != o.node for o in inputs))
             if h is not None:
                 inputs.append(h)
         seed = self._seed(root, data)
@@ -545,8 +643,7 @@ class AutogradMachine(RuleBasedStateMachine):
         for i, h in enumerate(self.handles):
             assert h.t.requires_grad == (h.node is not None), f"handle {i}: requires_grad"
             np.testing.assert_array_equal(to_np(h.t), h.value, err_msg=f"handle {i}: value")
-            if self.members[h.counter] == 1:
-                assert h.t._version == self.versions[h.counter], f"handle {i}: _version"
+            assert h.t._version == self.versions[h.counter], f"handle {i}: _version"
             g = to_np(h.t.grad)
             if not h.tracked:
                 assert g is None, f"handle {i}: unexpected .grad"

@@ -20,7 +20,12 @@ __all__ = [
 ]
 
 
-def _view_result(x: Tensor, data: Any) -> Tensor:
+def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
+    """``data`` (a view op's result on ``x``) as a tensor; a view of ``x``'s base when it
+    shares its memory. A view that needs autograd also records the step ``(kind, arg)`` that
+    made it (``arg`` None: the result's shape), after those of ``x``, so that an in-place op
+    through it can rebase the base and a stale view can be taken again: see
+    ``ops.view_inplace``. Nothing is recorded for views of tensors that need no gradient."""
     be = x.backend
     if type(data) is not be.array_type:
         data = be.asarray(data)
@@ -31,11 +36,22 @@ def _view_result(x: Tensor, data: Any) -> Tensor:
         out._base = x if x._base is None else x._base
         if x._requires_grad:
             if _grad.enabled:
-                out._x().view_epoch = rebased_of(vc)
+                ex = out._x()
+                ex.view_epoch = rebased_of(vc)
+                step = (kind, tuple(data.shape) if arg is None else arg)
+                if x._base is None:
+                    ex.view_chain = (step,)
+                elif x._extra is not None:
+                    if x._extra.view_chain is not None:
+                        ex.view_chain = x._extra.view_chain + (step,)
+                    else:  # a view of a view that may not be rebased: neither may this one
+                        ex.view_creation = x._extra.view_creation
             else:
                 # PyTorch: the view still requires grad (it is a view of a tensor that does),
                 # but it has no history, and gradient reaching it goes nowhere
-                out._x().view_creation = "no_grad"
+                ex = out._x()
+                ex.view_creation = "no_grad"
+                ex.view_epoch = rebased_of(vc)  # refused once its base is rebased: _core
                 out._requires_grad = True
         elif x._extra is not None and x._extra.view_creation is not None:
             out._x().view_creation = x._extra.view_creation  # a view of such a view
@@ -128,7 +144,7 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
         data = x.backend.ops.reshape(x._data, shape)
     except ValueError:
         raise _reshape_error(name, shape, x) from None
-    out = _view_result(x, data)
+    out = _view_result(x, data, "reshape")
     if view_only and out._base is None and x.numel() > 0:
         raise ShapeError(
             f"view size is not compatible with input tensor's size and stride (view size "
@@ -221,7 +237,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
         if len(set(dims)) != nd:
             raise ShapeError(f"permute(): duplicate dims are not allowed (dims {list(dims)} "
                              f"for a tensor of shape {x.shape})")
-    out = _view_result(x, x.backend.ops.permute(x._data, dims))
+    out = _view_result(x, x.backend.ops.permute(x._data, dims), "permute", dims)
     if _grad.enabled and x._requires_grad:
         record(PermuteBackward, out, (x,), (), (), dims)
     return out
@@ -294,7 +310,7 @@ def expand_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         expand_shape("expand", x.shape, tuple(shape))  # raises with the reason
         raise ShapeError(f"expand: a tensor of shape {x.shape} cannot be expanded to "
                          f"{tuple(shape)}") from None
-    out = _view_result(x, data)
+    out = _view_result(x, data, "expand")
     if _grad.enabled and x._requires_grad:
         record(ExpandBackward, out, (x,), (), (), tuple(x._data.shape))
     return out
@@ -424,7 +440,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         raise _index_error(x, key, k, exc) from None
     be = x.backend
     if basic:
-        out = _view_result(x, data)
+        out = _view_result(x, data, "getitem", k)
     else:
         if type(data) is not be.array_type:
             data = be.asarray(data)
