@@ -753,13 +753,19 @@ def write_through_view_of_second_output(lib):
 
 
 # -- 7. known differences, kept visible: strict xfails fail once they are fixed -------------
+@program
 def stale_root_view_backward(lib):
     x = leaf(lib)
     y = x * 1
     v = y[0]
     y.mul_(2)
-    v.backward(lib.ones(3, dtype=lib.float64))  # the engine reads the root's grad_fn as is
-    return x.grad
+    v.backward(lib.ones(3, dtype=lib.float64))  # taken again from y's new history first
+    w = y[1]
+    y.add_(1)
+    w.retain_grad()
+    w.register_hook(lambda g: g * 3)
+    (g,) = lib.autograd.grad((w * w).sum(), [w])
+    return x.grad, g
 
 
 def stale_view_of_plain_buffer(lib):
@@ -791,12 +797,17 @@ def detached_view_written_with_grad(lib):
 
 
 def no_grad_view_of_plain_tensor_written(lib):
-    w = leaf(lib, [1.0, 1.0, 1.0])
     buf = lib.zeros(2, 3, dtype=lib.float64)
     with lib.no_grad():
         v = buf[0]
-    v.add_(w)  # PyTorch refuses (ambiguous); nothing marks such a view in retrograd
+    v.add_(1.0)  # nothing requires grad: allowed
+    w = leaf(lib, [1.0, 1.0, 1.0])
+    v.add_(w)  # recorded: refused, as ambiguous
     return buf
+
+
+ERRORS["no_grad_view_of_plain_tensor_written"] = (no_grad_view_of_plain_tensor_written,
+                                                  "A view was created in no_grad mode")
 
 
 def unrecorded_write_through_expanded_view(lib):
@@ -817,16 +828,12 @@ def copy_between_partially_overlapping_views(lib):
 KNOWN_DIFFERENCES = {
     "copy_between_partially_overlapping_views": (copy_between_partially_overlapping_views,
                                                  "allowed where PyTorch refuses"),
-    "stale_root_view_backward": (stale_root_view_backward,
-                                 "a stale view as a root of backward: a wrong gradient"),
     "stale_view_of_plain_buffer": (stale_view_of_plain_buffer,
                                    "a view of a tensor that needed no grad is not taken "
                                    "again: it stays a constant"),
     "view_taken_before_base_required_grad": (view_taken_before_base_required_grad,
                                              "refused"),
     "detached_view_written_with_grad": (detached_view_written_with_grad, "refused"),
-    "no_grad_view_of_plain_tensor_written": (no_grad_view_of_plain_tensor_written,
-                                             "allowed where PyTorch refuses"),
     "unrecorded_write_through_expanded_view": (unrecorded_write_through_expanded_view,
                                                "refused: a read-only NumPy view"),
 }

@@ -335,6 +335,7 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` (accumulating like a leaf)."""
+        self._fresh()
         if not self._requires_grad:
             raise RetrogradError("can't retain_grad on a tensor that has requires_grad=False")
         if self.grad_fn is None:
@@ -356,11 +357,20 @@ class Tensor:
         if self.grad_fn is not None:
             self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
 
+    def _fresh(self) -> None:
+        """A view whose base was changed in place by a recorded op takes its history again
+        from the base before it is used (``ops._core._check_view_fresh``)."""
+        if self._base is not None and self._extra is not None:
+            from .ops._core import _check_view_fresh
+
+            _check_view_fresh(self)
+
     def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> Any:
         """``fn(grad) -> Tensor | None`` sees this tensor's total gradient; a returned tensor
         replaces it for everything downstream and for ``.grad``."""
         from .autograd.node import RemovableHandle, _hook_ids
 
+        self._fresh()
         if not self._requires_grad:
             raise RetrogradError(
                 "cannot register a hook on a tensor that doesn't require gradient"

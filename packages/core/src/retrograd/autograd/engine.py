@@ -313,7 +313,17 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool 
     return seed if create_graph else seed._data
 
 
+def _fresh(t: Any) -> None:
+    """A view whose base was changed in place by a recorded op is taken again from the
+    base's history before the walk reads its grad_fn (``ops._core._check_view_fresh``)."""
+    if t._base is not None and t._extra is not None:
+        from ..ops._core import _check_view_fresh
+
+        _check_view_fresh(t)
+
+
 def _root_edge(i: int, root: Any) -> tuple[Node | None, int]:
+    _fresh(root)
     if root.grad_fn is not None:
         return (root.grad_fn, root._output_nr)
     if root._requires_grad:
@@ -341,6 +351,7 @@ def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        _fresh(t)
         if not t._requires_grad:
             raise RetrogradError(
                 f"One of the differentiated Tensors does not require grad: inputs[{i}] (shape "

@@ -3,8 +3,10 @@
 With grad mode on, an in-place op on a non-leaf (or on a tensor that then depends on an input
 requiring grad) is recorded: the result is computed by the out-of-place op on a stand-in for
 the old value and the tensor's history is rebased onto that node. On a leaf that requires
-grad it is an error. Through a *view* of a tensor that needs grad it is refused (retrograd
-does not rebase views): an error that says so, never a silently wrong gradient.
+grad it is an error. Through a *view* the base is rebased instead, and the view taken again
+from it (``ops.view_inplace``), as in PyTorch; a view PyTorch will not rebase (made in
+no_grad mode, an output of a custom Function that aliases an input) is refused with
+PyTorch's message.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ def _inplace(
             raise TypeError(f"{name}: unsupported operand type {type(o).__name__}")
     grad = _grad.enabled
     if grad and t._extra is not None and t._extra.view_creation is not None:
-        _refuse_view(t._extra.view_creation)
+        creation = t._extra.view_creation
+        if creation != "no_grad_plain" or any(
+                isinstance(o, Tensor) and o._requires_grad for o in operands):
+            _refuse_view(creation)  # a view of a plain tensor: only a recorded op is refused
     if grad and t._requires_grad and t.grad_fn is None:
         raise RetrogradError(
             f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
@@ -104,7 +109,7 @@ def _refuse_view(creation: str) -> None:
     cannot be rebased: one made under no_grad from a tensor that requires grad (the write
     would silently reach that tensor), or an output of a custom Function that aliases its
     input (the rebase would override the Function's backward)."""
-    if creation == "no_grad":
+    if creation in ("no_grad", "no_grad_plain"):
         raise RetrogradError(_NO_GRAD_VIEW)
     raise RetrogradError(creation.partition(": ")[2] or creation)
 

@@ -55,6 +55,9 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 out._requires_grad = True
         elif x._extra is not None and x._extra.view_creation is not None:
             out._x().view_creation = x._extra.view_creation  # a view of such a view
+        elif not _grad.enabled:
+            # PyTorch refuses a recorded in-place op through any view made in no_grad mode
+            out._x().view_creation = "no_grad_plain"
     return out
 
 
@@ -362,7 +365,7 @@ def _norm_key(x: Tensor, key: Any) -> Any:
 def _index_message(x: Tensor, k: tuple[Any, ...]) -> str | None:
     """Why the normalized key ``k`` does not index ``x``, in PyTorch's words (None when no
     reason is found here: the backend's own message is used then)."""
-    import numpy
+    from ..backends.host import xp as numpy  # the host array library, via backends
 
     shape = x.shape
     nd = len(shape)
