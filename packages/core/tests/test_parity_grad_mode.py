@@ -353,6 +353,8 @@ def test_tensors_made_inside_are_inference_tensors():
     same(program)
 
 
+@pytest.mark.xfail(strict=True, reason="a deliberate difference (docs/semantics.md): marking "
+                   "op outputs in Tensor.__init__ costs 2-4% of every op's forward")
 def test_op_outputs_made_inside_are_inference_tensors():
     def program(lib):
         n = lib.ones(3)

@@ -15,13 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import VersionCounter, mark_detached, new_counter, version_of
 from .dtypes import Device, DType, as_dtype
 from .errors import DTypeError, RetrogradError, ShapeError
-from .inference_mode import (
-    INFERENCE,
-    REQUIRES_GRAD_ERROR,
-    creation_counter,
-    is_inference_mode_enabled,
-)
-from .inference_mode import _active as _inference_active
+from .inference_mode import INFERENCE, REQUIRES_GRAD_ERROR, is_inference_mode_enabled
 
 __all__ = ["Tensor"]
 
@@ -159,8 +153,7 @@ class Tensor:
         self.grad_fn = grad_fn
         self._output_nr = output_nr
         self._grad: Tensor | None = None
-        # an inference tensor when made inside inference_mode (see retrograd.inference_mode)
-        self._vc: VersionCounter | None = creation_counter() if _inference_active[0] else None
+        self._vc: VersionCounter | None = None
         self._base: Tensor | None = None
         self._extra: _Extra | None = None
 

@@ -9,6 +9,8 @@ from typing import Any
 from ..backends.registry import backend_for_device
 from ..dtypes import DType, as_dtype, bool_, get_default_dtype, int64
 from ..errors import RetrogradError
+from ..inference_mode import _active as _inference_active
+from ..inference_mode import creation_counter
 from ..tensor import Tensor
 
 __all__ = ["tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "rand", "randn",
@@ -114,6 +116,8 @@ def _to_host(data: Any) -> Any:
 
 def _finish(data: Any, backend: Any, requires_grad: bool, op: str) -> Tensor:
     out = Tensor(data if type(data) is backend.array_type else backend.asarray(data), backend)
+    if _inference_active[0]:  # some thread is in inference mode: if this one, mark ``out``
+        out._vc = creation_counter()
     if requires_grad:
         if not out.dtype.is_floating_point:
             raise RetrogradError(
@@ -165,6 +169,8 @@ def from_numpy(array: Any) -> Tensor:
     """A cpu tensor sharing memory with ``array``."""
     backend, _ = backend_for_device("cpu")
     out = Tensor(backend.asarray(array), backend)
+    if _inference_active[0]:
+        out._vc = creation_counter()
     return out
 
 
