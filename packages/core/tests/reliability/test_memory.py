@@ -319,6 +319,31 @@ def test_no_graph_kept_and_no_cycles(name):
     _no_cycles_left_by(SCENARIOS[name])
 
 
+def test_create_graph_backward_keeping_grad_is_a_cycle_that_gc_collects():
+    """``backward(create_graph=True)`` with ``.grad`` kept: leaf -> .grad -> its graph ->
+    AccumulateGrad -> leaf, a reference cycle, as in PyTorch (both warn). Reference counting
+    alone cannot free it; ``gc.collect()`` does, and setting ``.grad = None`` breaks it."""
+    import warnings
+
+    for breaks in (False, True):
+        with gc_disabled(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from retrograd.autograd import engine
+
+            engine._cycle_warned = False
+            x = leaf([0.5, 1.5])
+            (x.sin() * x).sum().backward(create_graph=True)
+            assert any("reference cycle" in str(w.message) for w in caught)
+            assert x.grad.grad_fn is not None
+            if breaks:
+                x.grad = None
+            ref = weakref.ref(x)
+            del x
+            assert (ref() is None) is breaks  # the cycle keeps it alive until collected
+            gc.collect()
+            assert ref() is None
+
+
 def test_graph_dies_with_its_root_while_leaves_live():
     """The user keeps the leaves and drops the loss: every node of the graph (weak
     references where nodes support them, else the census) is gone, gc disabled."""
