@@ -7,6 +7,7 @@ AccumulateGrad) lives in one ``_extra`` object so the common tensor stays small.
 from __future__ import annotations
 
 import builtins
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +19,14 @@ from .errors import DTypeError, RetrogradError, ShapeError
 from .inference_mode import INFERENCE, REQUIRES_GRAD_ERROR, is_inference_mode_enabled
 
 __all__ = ["Tensor"]
+
+# Taken only to publish a tensor's or a node's lazily made bookkeeping (``_extra``, the hook
+# dicts, a node's hook table, a leaf's AccumulateGrad), never where it already exists:
+# readers check without it, and the creator re-checks under it, so two threads doing the
+# first thing to one tensor at once both get the one object. Nothing is allocated while it
+# is held (the new object is made before), so no garbage collection, and no finalizer, runs
+# under it; reentrant, in case a signal handler does the same thing on the same thread.
+_create_lock = threading.RLock()
 
 
 class _Extra:
@@ -166,7 +175,11 @@ class Tensor:
     def _x(self) -> _Extra:
         ex = self._extra
         if ex is None:
-            ex = self._extra = _Extra()
+            new = _Extra()
+            with _create_lock:  # published once: a racing first use gets the same object
+                ex = self._extra
+                if ex is None:
+                    ex = self._extra = new
         return ex
 
     def _counter(self) -> VersionCounter:
@@ -336,8 +349,9 @@ class Tensor:
         ex = self._x()
         if ex.retains_grad:
             return
-        ex.retains_grad = True
+        # the node's entry first: a thread that sees the flag set finds the entry there
         self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
+        ex.retains_grad = True
 
     def _follow_retain(self, old_fn: Any, old_nr: int) -> None:
         """After an in-place op gave this tensor a new history: ``retain_grad`` moves to the
@@ -371,11 +385,16 @@ class Tensor:
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_prehook(self._output_nr, fn)
         ex = self._x()
-        if ex.hooks is None:
-            ex.hooks = {}
+        table = ex.hooks
+        if table is None:
+            new: dict[int, Callable[..., Any]] = {}
+            with _create_lock:
+                table = ex.hooks
+                if table is None:
+                    table = ex.hooks = new
         key = next(_hook_ids)
-        ex.hooks[key] = fn
-        return RemovableHandle(ex.hooks, key)
+        table[key] = fn
+        return RemovableHandle(table, key)
 
     def register_post_accumulate_grad_hook(self, fn: Callable[[Tensor], None]) -> Any:
         """``fn(tensor)`` runs after this leaf's ``.grad`` has been written."""
@@ -390,11 +409,16 @@ class Tensor:
                 "cannot register a hook on a tensor that doesn't require gradient"
             )
         ex = self._x()
-        if ex.post_hooks is None:
-            ex.post_hooks = {}
+        table = ex.post_hooks
+        if table is None:
+            new: dict[int, Callable[..., Any]] = {}
+            with _create_lock:
+                table = ex.post_hooks
+                if table is None:
+                    table = ex.post_hooks = new
         key = next(_hook_ids)
-        ex.post_hooks[key] = fn
-        return RemovableHandle(ex.post_hooks, key)
+        table[key] = fn
+        return RemovableHandle(table, key)
 
     def backward(
         self,
@@ -562,6 +586,10 @@ class Tensor:
                 ".detach() first"
             )
         host = self.backend.to_numpy(self._data)
+        if self._base is not None:
+            # an alias (``detach()``) holds its base's very array, which pickle would write
+            # once for both: each gets its own, as PyTorch's pickle keeps no view relation
+            host = host.copy()
         return (_rebuild, (type(self), host, str(self.device), self._requires_grad,
                            self.backend.name))
 
@@ -571,13 +599,32 @@ class Tensor:
                 "only leaf tensors (created by the user) support the deepcopy protocol; call "
                 ".detach() first"
             )
-        out = type(self).__new__(type(self))
-        Tensor.__init__(out, self.backend.ops.copy(self._data), self.backend,
-                        self._requires_grad)
-        memo[id(self)] = out
-        if self._grad is not None:
-            import copy
+        import copy
 
+        # A view (or detached alias) is copied as a view of its base's copy, as PyTorch's
+        # deepcopy keeps a view on its base's storage: ``deepcopy((base, base[1:]))`` gives a
+        # pair that still shares memory, and one version counter (retrograd's rule for
+        # aliases). A base with history cannot be copied: the view then gets memory of its own.
+        base = self._base
+        data = new_base = None
+        if base is not None and base.grad_fn is None:
+            from .ops.shape import alias_like
+
+            new_base = copy.deepcopy(base, memo)
+            data = alias_like(self, base, new_base)
+            if id(self) in memo:  # reached again through the base's ``.grad``
+                return memo[id(self)]  # type: ignore[no-any-return]
+        out = type(self).__new__(type(self))
+        Tensor.__init__(out, self.backend.ops.copy(self._data) if data is None else data,
+                        self.backend, self._requires_grad)
+        memo[id(self)] = out
+        if data is not None and new_base is not None:
+            out._base = new_base
+            out._vc = new_base._counter()
+            creation = None if self._extra is None else self._extra.view_creation
+            if creation is not None:  # e.g. a view taken under no_grad: refused in place alike
+                out._x().view_creation = creation
+        if self._grad is not None:
             out._grad = copy.deepcopy(self._grad, memo)
         return out
 

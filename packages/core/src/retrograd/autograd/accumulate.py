@@ -7,6 +7,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from ..tensor import _create_lock
 from .node import Node
 
 __all__ = ["AccumulateGrad", "accumulator_of"]
@@ -54,6 +55,15 @@ def accumulator_of(leaf: Any) -> AccumulateGrad | None:
     ref = ex.acc
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(leaf)
-        ex.acc = weakref.ref(acc)
+        # made outside the lock, published under it after a second look: two threads making
+        # the first op on one leaf at once must both reach the one accumulator, or a graph
+        # ends in one the leaf does not know (autograd.grad: "not used in the graph")
+        new = AccumulateGrad(leaf)
+        new_ref = weakref.ref(new)
+        with _create_lock:
+            ref = ex.acc
+            acc = ref() if ref is not None else None
+            if acc is None:
+                ex.acc = new_ref
+                acc = new
     return acc

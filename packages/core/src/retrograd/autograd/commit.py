@@ -1,14 +1,29 @@
-"""Committing a walk's results to ``.grad`` (E8, E13).
+"""Committing a walk's results to ``.grad`` (E8, E13): all or nothing.
 
-Nothing is written while the walk runs: leaf gradients are staged and committed here, under
-one lock, only after the whole walk succeeded. The first write stores the gradient (copying
-anything that may be shared with the caller or another leaf), later writes add in place (out
-of place under create_graph). Post-accumulate hooks run after the commit; if one raises, the
-whole commit is rolled back.
+Nothing is written while the walk runs: leaf gradients are staged, and committed here, under
+one lock, only once the whole walk has succeeded. The commit itself has two phases:
+
+1. *prepare* computes every new ``.grad`` and checks every write it will make (the gradient
+   reduced to the tensor's shape and cast to its dtype; an existing ``.grad`` that will be
+   added to in place must be on the tensor's device, writable, and of a shape the gradient
+   broadcasts to), and copies the current values of each ``.grad`` about to be added to in
+   place. Nothing visible changes: whatever raises here leaves every ``.grad`` as it was.
+2. *publish* makes the writes: reference assignments (a first ``.grad``, a ``.grad`` replaced
+   out of place) and in-place additions into existing ``.grad`` arrays (the same object as
+   before, its version bumped, as PyTorch does). If anything raises part-way -- a kernel, a
+   MemoryError, a KeyboardInterrupt -- every write is undone from what phase 1 kept: the
+   references put back, the arrays restored bitwise, the version counters reset. On the main
+   thread SIGINT is held back while the publish or an undo runs (a Ctrl-C arriving then is
+   delivered when it ends, and undoes the commit), so an undo cannot itself be cut short.
+
+Post-accumulate hooks and AccumulateGrad post-hooks run after the publish; if one raises (or a
+Ctrl-C lands in one), the whole commit is undone the same way.
 """
 
 from __future__ import annotations
 
+import _signal
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -22,55 +37,272 @@ __all__ = ["commit", "commit_leaf_grad"]
 
 _commit_lock = threading.Lock()
 
+# One planned write: (tensor, .grad before, .grad after, gradient added in place or None,
+# copy of the values before, version counter, its bytes before, the backend's ops). For a
+# reference write the last four are None; for an in-place one ``before is after``.
+_Write = tuple[Any, Any, Any, Any, Any, Any, Any, Any]
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
+            "a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
 
 def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
            create_graph: bool, tracer: Any, after_commit: Sequence[tuple[Any, Any]] = ()) -> None:
-    """Write the staged gradients, then run, leaf by leaf in walk order, the post-accumulate
-    hooks and the AccumulateGrad node's post-hooks (``after_commit``), with grad mode as
-    during the walk (on only under create_graph), as PyTorch does. If a hook raises, every
-    ``.grad`` is rolled back (E13)."""
+    """Write the staged gradients, all or nothing; then run, leaf by leaf in walk order, the
+    post-accumulate hooks and the AccumulateGrad node's post-hooks (``after_commit``), with
+    grad mode as during the walk (on only under create_graph), as PyTorch does. If a hook
+    raises, every ``.grad`` is rolled back (E13)."""
     shared = {id(s) for s in seeds if s is not None}
     shared.update(id(g) for _t, g in retained)
-    hooked = [leaf for leaf in staged
-              if leaf._extra is not None and leaf._extra.post_hooks]
-    backup = (_backup_grads(list(staged) + [t for t, _ in retained])
-              if hooked or after_commit else None)
-    with _commit_lock:
-        for leaf, g in staged.items():
-            if g is None:
-                continue
-            commit_leaf_grad(leaf, g, create_graph, shared)
-            if tracer is not None:
-                tracer.event("grad_written", tensor=leaf, value=leaf._grad._data)
-        for t, g in retained:
-            commit_leaf_grad(t, g, create_graph, None)
-            if tracer is not None:
-                tracer.event("grad_written", tensor=t, value=t._grad._data)
-    if backup is None:
-        return
-    node_post = {node.variable: (node, buf) for node, buf in after_commit}
+    plan: list[_Write] = []
+    done = [False]  # set by _publish once every write is made, cleared by an undo
+    hooked = False
+    for leaf in staged:
+        ex = leaf._extra
+        if ex is not None and ex.post_hooks:
+            hooked = True
+            break
     prev = _grad.enabled
-    _grad.enabled = create_graph
     try:
-        for leaf in staged:
-            ex = leaf._extra
-            if ex is not None and ex.post_hooks:
-                for fn in list(ex.post_hooks.values()):
-                    res = fn(leaf)
-                    if res is not None:
-                        raise TypeError(f"expected Variable, but hook returned "
-                                        f"'{type(res).__name__}' (a post accumulate grad hook "
-                                        "must return None)")
-            entry = node_post.pop(leaf, None)
-            if entry is not None:
-                _node_post_hooks(*entry, create_graph)
-        for entry in node_post.values():  # a leaf whose gradient all hooks dropped
-            _node_post_hooks(*entry, create_graph)
+        with _commit_lock:
+            for leaf, g in staged.items():  # one entry per leaf: each is planned once
+                if g is not None:
+                    _prepare(plan, leaf, g, leaf._grad, create_graph, shared)
+            if retained:
+                planned: dict[int, Any] = {}  # a tensor planned twice builds on its first write
+                for t, g in retained:
+                    planned[id(t)] = _prepare(plan, t, g, planned.get(id(t), t._grad),
+                                              create_graph, None)
+            if hooked or after_commit:
+                # a hook may change a .grad this commit does not write: kept too, as an undo
+                _keep_unwritten(plan, staged)
+            _publish(plan, done)
+        if tracer is not None:
+            for t, _b, _a, g, *_ in plan:
+                if g is not False:
+                    tracer.event("grad_written", tensor=t, value=t._grad._data)
+        if hooked or after_commit:
+            _grad.enabled = create_graph
+            _run_hooks(staged, after_commit, create_graph)
     except BaseException:
-        _restore_grads(backup)  # E13 read strictly: a failing hook undoes the whole commit
+        if done[0]:  # a hook (or a Ctrl-C after the publish) failed: E13 read strictly
+            _undo_held(plan, done)
         raise
     finally:
         _grad.enabled = prev
+
+
+def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:
+    """E8 for one tensor (``AccumulateGrad.apply``): reduce to the leaf's shape; the first
+    write stores (copying anything that may be shared), later writes add -- in place, or out
+    of place when create_graph=True or the ``.grad`` requires grad. All or nothing."""
+    plan: list[_Write] = []
+    with _commit_lock:
+        _prepare(plan, leaf, g, leaf._grad, create_graph, shared)
+        _publish(plan, [False])
+
+
+# ------------------------------------------------------------------------------------------
+# phase 1: prepare (nothing visible changes)
+# ------------------------------------------------------------------------------------------
+def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
+             shared: set[int] | None) -> Any:
+    """Plan the write of ``g`` into ``t.grad``, currently ``cur``: compute the new ``.grad``
+    (or check the in-place addition and keep the current values), append it to ``plan``;
+    return the ``.grad`` the plan leaves."""
+    be = t.backend
+    shape = t._data.shape
+    if create_graph or isinstance(g, Tensor):
+        gt = g if isinstance(g, Tensor) else Tensor(g, be)
+        if gt.shape != tuple(shape):
+            from ..ops.shape import sum_to
+
+            gt = sum_to(gt, tuple(shape))
+        if cur is None:
+            if shared is None or id(gt) in shared:
+                from ..ops.conversion import clone
+
+                gt = clone(gt)
+            new = gt
+            if shared is not None:
+                shared.add(id(gt))
+        else:
+            new = cur + gt
+        plan.append((t, cur, new, None, None, None, None, None))
+        return new
+    if g.shape != shape:
+        try:
+            if not _broadcasts_into(tuple(shape), tuple(g.shape)):
+                raise ValueError  # no sum undoes a broadcast from ``shape`` to ``g.shape``
+            g = be.ops.reduce_to(g, tuple(shape))
+        except ValueError:
+            raise RetrogradError(
+                f"gradient of shape {tuple(g.shape)} cannot be reduced to the shape {tuple(shape)} "
+                "of the tensor it accumulates into"
+            ) from None
+    if type(g) is not be.array_type:
+        g = be.asarray(g)
+    if cur is None:
+        if g.dtype != t._data.dtype:
+            g = be.ops.astype(g, t._data.dtype)
+        elif shared is None or id(g) in shared or be.ops.may_alias(g):
+            g = be.ops.copy(g)
+        new = Tensor(g, be)
+        if shared is not None:
+            shared.add(id(g))
+    elif cur._requires_grad or cur.grad_fn is not None:
+        new = Tensor(be.ops.add(cur._data, g), be)
+    else:
+        data = cur._data
+        if cur.backend is not be:
+            raise RetrogradError(
+                f"backward cannot accumulate a gradient on device {t.device} into the .grad "
+                f"of the tensor of shape {tuple(shape)}, which is on device {cur.device}"
+            )
+        if not getattr(getattr(data, "flags", None), "writeable", True):
+            _raise_read_only(data, tuple(shape))
+        if data.shape != g.shape:
+            _check_adds_into(tuple(data.shape), tuple(g.shape), tuple(shape))
+        vc = cur._counter()
+        ops = be.ops
+        plan.append((t, cur, cur, g, ops.copy(data), vc, bytes(vc), ops))
+        return cur
+    plan.append((t, cur, new, None, None, None, None, None))
+    return new
+
+
+def _keep_unwritten(plan: list[_Write], staged: dict[Any, Any]) -> None:
+    """For the hooks: the ``.grad`` of each staged leaf this commit does not write (its hooks
+    dropped the gradient) is kept as well, as a no-op write (marked ``False``) that an undo
+    restores."""
+    for leaf, g in staged.items():
+        if g is not None:
+            continue
+        cur = leaf._grad
+        if cur is None:
+            plan.append((leaf, None, None, False, None, None, None, None))
+            continue
+        vc = cur._counter()
+        ops = cur.backend.ops
+        plan.append((leaf, cur, cur, False, ops.copy(cur._data), vc, bytes(vc), ops))
+
+
+def _broadcasts_into(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    if len(src) > len(dst):
+        return False
+    return all(s == d or s == 1 for s, d in zip(reversed(src), reversed(dst)))
+
+
+def _check_adds_into(dst: tuple[int, ...], src: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """``dst += src`` in place, checked as PyTorch checks it (its messages): the shapes must
+    broadcast, to ``dst``'s shape. Only a leaf whose ``.data`` was replaced by one of another
+    shape after its ``.grad`` was set gets here."""
+    ndim = max(len(dst), len(src))
+    for i in range(ndim - 1, -1, -1):
+        a = dst[i - ndim + len(dst)] if i - ndim + len(dst) >= 0 else 1
+        b = src[i - ndim + len(src)] if i - ndim + len(src) >= 0 else 1
+        if a != b and a != 1 and b != 1:
+            raise RetrogradError(
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {i} (backward adding a gradient of shape {src} into "
+                f"the .grad of shape {dst} of a tensor of shape {shape}: was its .data replaced?)"
+            )
+    if not _broadcasts_into(src, dst):
+        out = [max(a, b) for a, b in zip((1,) * (ndim - len(dst)) + dst,
+                                          (1,) * (ndim - len(src)) + src)]
+        raise RetrogradError(
+            f"output with shape {list(dst)} doesn't match the broadcast shape {out} (backward "
+            f"adding a gradient of shape {src} into the .grad of a tensor of shape {shape}: was "
+            "its .data replaced?)"
+        )
+
+
+def _raise_read_only(data: Any, shape: tuple[int, ...]) -> None:
+    strides = getattr(data, "strides", ())
+    if any(s == 0 and n > 1 for s, n in zip(strides, data.shape)):
+        raise RetrogradError(f"{_OVERLAP} (backward adding into the .grad of the tensor of "
+                             f"shape {shape}: it is an expanded view)")
+    raise RetrogradError(
+        f"backward cannot add into the .grad of the tensor of shape {shape}: its array is "
+        "read-only. Set .grad to a writable tensor (e.g. .grad.clone()) or to None first."
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# phase 2: publish, all or nothing
+# ------------------------------------------------------------------------------------------
+def _publish(plan: list[_Write], done: list[bool]) -> None:
+    """Make every planned write; on any exception undo them all and re-raise. ``done[0]`` is
+    True exactly while every write stands. A Ctrl-C arriving meanwhile is held back, then
+    delivered (undoing the writes if it raises)."""
+    if not plan:
+        done[0] = True
+        return
+    prev = _hold_sigint()
+    try:
+        try:
+            for t, _before, after, g, _copy, vc, _stamp, ops in plan:
+                if g is None:
+                    t._grad = after
+                elif g is not False:
+                    ops.accumulate_(after._data, g)
+                    bump(vc)
+            done[0] = True
+            if prev is not None and _held:
+                _deliver(prev)
+        except BaseException:
+            _undo(plan, done)
+            raise
+    finally:
+        if prev is not None:
+            _let_go(prev)
+
+
+def _undo(plan: list[_Write], done: list[bool]) -> None:
+    """Put every ``.grad`` back as phase 1 found it (idempotent; in reverse order, so a tensor
+    planned twice ends at its first 'before'). Every write is undone even if one fails."""
+    error: BaseException | None = None
+    for t, before, _after, _g, copy, vc, stamp, ops in reversed(plan):
+        try:
+            t._grad = before
+            if copy is not None:
+                ops.assign_(before._data, copy)
+                vc[:] = stamp
+        except BaseException as exc:  # noqa: BLE001 - re-raised once the others are undone
+            error = error or exc
+    done[0] = False
+    if error is not None:
+        raise error
+
+
+def _undo_held(plan: list[_Write], done: list[bool]) -> None:
+    prev = _hold_sigint()
+    try:
+        with _commit_lock:
+            _undo(plan, done)
+    finally:
+        if prev is not None:
+            _let_go(prev)
+
+
+def _run_hooks(staged: dict[Any, Any], after_commit: Sequence[tuple[Any, Any]],
+               create_graph: bool) -> None:
+    node_post = {node.variable: (node, buf) for node, buf in after_commit}
+    for leaf in staged:
+        ex = leaf._extra
+        if ex is not None and ex.post_hooks:
+            for fn in list(ex.post_hooks.values()):
+                res = fn(leaf)
+                if res is not None:
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(res).__name__}' (a post accumulate grad hook "
+                                    "must return None)")
+        entry = node_post.pop(leaf, None)
+        if entry is not None:
+            _node_post_hooks(*entry, create_graph)
+    for entry in node_post.values():  # a leaf whose gradient all hooks dropped
+        _node_post_hooks(*entry, create_graph)
 
 
 def _node_post_hooks(node: Any, buf: list[Any], create_graph: bool) -> None:
@@ -84,65 +316,45 @@ def _node_post_hooks(node: Any, buf: list[Any], create_graph: bool) -> None:
         raise
 
 
-def _backup_grads(tensors: list[Any]) -> list[tuple[Any, Any, Any]]:
-    out = []
-    for t in tensors:
-        g = t._grad
-        out.append((t, g, None if g is None else g.backend.ops.copy(g._data)))
-    return out
+# ------------------------------------------------------------------------------------------
+# SIGINT held back on the main thread
+# ------------------------------------------------------------------------------------------
+# Python runs a signal's handler between two bytecodes of the main thread; while ``_hold`` is
+# the handler, a Ctrl-C (or ``_thread.interrupt_main()``) only records itself here. Installing
+# and restoring a handler is one C call each (``_signal``, not ``signal``, whose Python
+# wrappers cost 4-7 us): a Ctrl-C pending when the handler is swapped runs the old handler
+# first, so none is lost and none escapes between the swap and the ``try`` that restores it.
+_held: list[int] = []
+_SIGINT = 2
 
 
-def _restore_grads(backup: Any) -> None:
-    for t, g, data in reversed(backup):
-        t._grad = g
-        if g is not None:
-            g.backend.ops.assign_(g._data, data)
+def _hold(signum: int, frame: Any) -> None:
+    _held.append(signum)
 
 
-def commit_leaf_grad(leaf: Any, g: Any, create_graph: bool, shared: set[int] | None) -> None:
-    """E8: reduce to the leaf's shape; first write stores (copying anything that may be
-    shared), later writes add -- in place, or out of place when create_graph=True."""
-    be = leaf.backend
-    shape = leaf._data.shape
-    if create_graph or isinstance(g, Tensor):
-        gt = g if isinstance(g, Tensor) else Tensor(g, be)
-        if gt.shape != tuple(shape):
-            from ..ops.shape import sum_to
+def _hold_sigint() -> Any:
+    """Install ``_hold`` as the SIGINT handler; the handler it replaced, or None when nothing
+    was installed (not the main thread, or SIGINT not handled in Python)."""
+    if threading.get_ident() != threading.main_thread().ident:
+        return None
+    try:
+        current = _signal.getsignal(_SIGINT)
+        if current is _hold or not callable(current):
+            return None
+        _held.clear()
+        prev = _signal.signal(_SIGINT, _hold)
+    except ValueError:  # signals unusable here (a subinterpreter)
+        return None
+    return prev
 
-            gt = sum_to(gt, tuple(shape))
-        cur = leaf._grad
-        if cur is None:
-            if shared is None or id(gt) in shared:
-                from ..ops.conversion import clone
 
-                gt = clone(gt)
-            leaf._grad = gt
-            if shared is not None:
-                shared.add(id(gt))
-        else:
-            leaf._grad = cur + gt
-        return
-    if g.shape != shape:
-        try:
-            g = be.ops.reduce_to(g, tuple(shape))
-        except ValueError:
-            raise RetrogradError(
-                f"gradient of shape {tuple(g.shape)} cannot be reduced to the shape {tuple(shape)} "
-                "of the tensor it accumulates into"
-            ) from None
-    if type(g) is not be.array_type:
-        g = be.asarray(g)
-    cur = leaf._grad
-    if cur is None:
-        if g.dtype != leaf._data.dtype:
-            g = be.ops.astype(g, leaf._data.dtype)
-        elif shared is None or id(g) in shared or be.ops.may_alias(g):
-            g = be.ops.copy(g)
-        leaf._grad = Tensor(g, be)
-        if shared is not None:
-            shared.add(id(g))
-    elif cur._requires_grad or cur.grad_fn is not None:
-        leaf._grad = Tensor(be.ops.add(cur._data, g), be)
-    else:
-        be.ops.accumulate_(cur._data, g)
-        bump(cur._counter())
+def _deliver(prev: Any) -> None:
+    """Run the replaced handler once for the held Ctrl-C (Python's raises KeyboardInterrupt)."""
+    _held.clear()
+    prev(_SIGINT, sys._getframe(1))
+
+
+def _let_go(prev: Any) -> None:
+    _signal.signal(_SIGINT, prev)
+    if _held:  # arrived during an undo, or after the last check
+        _deliver(prev)

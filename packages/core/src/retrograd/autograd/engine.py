@@ -32,8 +32,14 @@ __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enable
            "topo_order"]
 
 
-_gc_lock = threading.Lock()
-_gc_state = {"depth": 0, "was_enabled": False}
+# An RLock for ``_is_owned()``: the pause and the release take it inside a ``try`` whose
+# ``finally`` lets it go if (and only if) this thread still holds it, so an exception at any
+# bytecode -- even between ``acquire`` returning and the next one -- cannot leave it held.
+_gc_lock = threading.RLock()
+_gc_state = {"was_enabled": False}
+# The walks holding the pause (the depth is its size). Membership is the only record of a
+# walk's pause, so the record and the count cannot disagree.
+_gc_holders: set[Any] = set()
 
 
 # A walk over fewer nodes allocates too little for a collection to matter: it does not pay
@@ -41,22 +47,45 @@ _gc_state = {"depth": 0, "was_enabled": False}
 _GC_PAUSE_MIN_NODES = 64
 
 
-def _pause_gc() -> None:
+def _pause_gc(walk: Any) -> None:
     """The walk builds no reference cycles (nodes never point back at their consumers, and the
     pending map is dropped at the end), so the cyclic collector has nothing to find in it;
-    pausing it stops a deep walk from rescanning the whole graph on every collection."""
-    with _gc_lock:
-        if _gc_state["depth"] == 0:
-            _gc_state["was_enabled"] = gc.isenabled()
+    pausing it stops a deep walk from rescanning the whole graph on every collection.
+
+    Safe against an exception (a Ctrl-C) at any bytecode, here or in the walk around it: the
+    pause is recorded by ``_gc_holders.add`` itself, and every state between two steps is one
+    that ``_resume_gc(walk)`` -- which the walk calls whatever happened -- puts right: before
+    ``add`` nothing was taken; after it, the release re-enables the collector if it was on,
+    whether or not ``disable`` ran."""
+    try:
+        _gc_lock.acquire()
+        if walk not in _gc_holders:
+            if not _gc_holders:
+                _gc_state["was_enabled"] = gc.isenabled()
+            _gc_holders.add(walk)
             gc.disable()
-        _gc_state["depth"] += 1
+        _gc_lock.release()
+    finally:
+        if _gc_lock._is_owned():  # type: ignore[attr-defined]
+            _gc_lock.release()
 
 
-def _resume_gc() -> None:
-    with _gc_lock:
-        _gc_state["depth"] -= 1
-        if _gc_state["depth"] == 0 and _gc_state["was_enabled"]:
-            gc.enable()
+def _resume_gc(walk: Any) -> None:
+    """Release ``walk``'s pause; idempotent (nothing when it holds none). The last holder
+    re-enables the collector (if it was on) *before* leaving the set: interrupted between the
+    two, the walk still holds the pause and a second call finishes the release. The walk
+    calls this at the end of its ``try`` and again in its ``finally``: whichever of the two an
+    exception interrupts, the other completes it."""
+    try:
+        _gc_lock.acquire()
+        if walk in _gc_holders:
+            if len(_gc_holders) == 1 and _gc_state["was_enabled"]:
+                gc.enable()
+            _gc_holders.discard(walk)
+        _gc_lock.release()
+    finally:
+        if _gc_lock._is_owned():  # type: ignore[attr-defined]
+            _gc_lock.release()
 
 
 class _TracerState(threading.local):
@@ -447,12 +476,10 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
     prev_grad_mode = _grad.enabled
     state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
     ok = False
-    paused = False
     try:
         order = topo_order([edge[0] for edge in root_edges if edge[0] is not None], walk)
         if len(order) >= _GC_PAUSE_MIN_NODES:
-            _pause_gc()
-            paused = True
+            _pause_gc(walk)  # recorded by the call itself: released in both places below
         if captures is not None:
             order, state.masks, state.run = _prune(order, set(captures))
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
@@ -506,6 +533,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
             commit(state.staged, state.retained, seed_values, create_graph, tracer,
                    state.after_commit)
         ok = True
+        if walk in _gc_holders:  # released inside the try, and again (a no-op) in finally
+            _resume_gc(walk)
         if not accumulate:
             results = []
             for g, like in zip(state.captured, inputs):  # type: ignore[arg-type]
@@ -513,8 +542,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
             return results
         return None
     finally:
-        if paused:
-            _resume_gc()
+        if walk in _gc_holders:
+            _resume_gc(walk)
         _grad.enabled = prev_grad_mode
         walk.live = False
         if tracer is not None:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from .._version import FRESH, new_counter
 from ..errors import DoubleBackwardUnsupported, RetrogradError, VersionMismatch
-from ..tensor import Tensor
+from ..tensor import Tensor, _create_lock
 
 __all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair",
            "next_entries", "FIRST_ONLY"]
@@ -233,9 +233,14 @@ class Node:
 
     # -- hooks --------------------------------------------------------------------------
     def _hook_table(self) -> _Hooks:
-        if self._hooks is None:
-            self._hooks = _Hooks()
-        return self._hooks
+        hooks = self._hooks
+        if hooks is None:
+            new = _Hooks()
+            with _create_lock:  # published once: racing registrations share one table
+                hooks = self._hooks
+                if hooks is None:
+                    hooks = self._hooks = new
+        return hooks
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after ``apply``; may return new grad_inputs."""

@@ -8,20 +8,23 @@ import numpy as np
 
 from .base import Backend
 from .gemm import matmul_wt
+from .summation import mean_numpy, sum_numpy
 
 __all__ = ["NumpyBackend", "backend"]
 
 
 def _reduce_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``g`` down to ``shape`` (leading axes, then size-1 axes) in one blocked sum
+    (``summation.py``: a bias gradient over many rows stays accurate)."""
     gshape = g.shape
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    if lead:
-        g = np.add.reduce(g, axis=tuple(range(lead)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
     if axes:
-        g = np.add.reduce(g, axis=axes, keepdims=True)
+        g = sum_numpy(g, axes)
     return g if g.shape == shape else g.reshape(shape)
 
 
@@ -116,12 +119,12 @@ def _cross_entropy_forward(x: Any, target: Any, reduction: str) -> tuple[Any, An
     matrix: the entries are picked by index, and the log-softmax is formed in the shifted
     logits' buffer. Same values; on W3's (64, 10) logits about half the time."""
     logp = x - x.max(axis=1, keepdims=True)
-    logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    logp -= np.log(sum_numpy(np.exp(logp), 1, True))
     losses = -logp[np.arange(logp.shape[0]), target]
     if reduction == "mean":
-        return np.mean(losses), logp
+        return mean_numpy(losses), logp
     if reduction == "sum":
-        return np.sum(losses), logp
+        return sum_numpy(losses), logp
     return losses, logp
 
 
@@ -183,11 +186,6 @@ def _is_view(result: Any, base: Any) -> bool:
     return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
 
 
-def _sum(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
-    out: Any = np.add.reduce(x, axis=dim, keepdims=keepdim)  # type: ignore[call-overload]
-    return np.asarray(out)
-
-
 class NumpyBackend(Backend):
     """NumPy on the host CPU."""
 
@@ -221,7 +219,8 @@ class NumpyBackend(Backend):
                 "matrix_transpose": lambda x: np.swapaxes(x, -1, -2),
                 "permute": np.transpose,
                 "reshape": lambda x, shape: x.reshape(shape),
-                "sum": _sum,
+                "sum": sum_numpy,  # blocked sums (summation.py), as every reduction here
+                "mean": mean_numpy,
                 "from_numpy": lambda values, dtype: np.asarray(values, dtype=dtype),
                 "item": lambda x: x.item(),
             },

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+from .summation import blocked_mean, blocked_sum
+
 __all__ = ["reference_kernels", "COMPOSITES", "bind_composites", "normalize_dims"]
 
 
@@ -152,13 +154,15 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     def relu(x: Any) -> Any:
         return xp.where(x > 0, x, xp.zeros_like(x))
 
+    # Every sum below is blocked (summation.py): a library's own sum may add the rows of a
+    # strided axis one after another (NumPy does), losing precision with the row count.
     def sum_(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
         axis = dim if not isinstance(dim, list) else tuple(dim)
-        return xp.sum(x, axis=axis, keepdims=keepdim)
+        return blocked_sum(xp, x, axis, keepdim)
 
     def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
         axis = dim if not isinstance(dim, list) else tuple(dim)
-        return xp.mean(x, axis=axis, keepdims=keepdim)
+        return blocked_mean(xp, x, axis, keepdim)
 
     def amax(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
         return xp.max(x, axis=dim, keepdims=keepdim)
@@ -166,7 +170,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     def logsumexp(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
         m = xp.max(x, axis=dim, keepdims=True)
         m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-        out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
+        out = xp.log(blocked_sum(xp, xp.exp(x - m), dim, True)) + m
         if not keepdim:
             axes = normalize_dims(dim, x.ndim)
             out = xp.squeeze(out, axis=axes) if axes else out
@@ -174,20 +178,21 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
 
     def softmax(x: Any, dim: int) -> Any:
         e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
-        return e / xp.sum(e, axis=dim, keepdims=True)
+        return e / blocked_sum(xp, e, dim, True)
 
     def log_softmax(x: Any, dim: int) -> Any:
         shifted = x - xp.max(x, axis=dim, keepdims=True)
-        return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+        return shifted - xp.log(blocked_sum(xp, xp.exp(shifted), dim, True))
 
     def cross_entropy_forward(x: Any, target: Any, reduction: str) -> tuple[Any, Any]:
         logp = log_softmax(x, 1)
+        # one nonzero term per row: a plain sum is exact
         picked = xp.sum(xp.where(one_hot(target, logp) > 0, logp, xp.zeros_like(logp)), axis=1)
         losses = -picked
         if reduction == "mean":
-            return xp.mean(losses), logp
+            return blocked_mean(xp, losses), logp
         if reduction == "sum":
-            return xp.sum(losses), logp
+            return blocked_sum(xp, losses), logp
         return losses, logp
 
     def one_hot(target: Any, like: Any) -> Any:
@@ -216,7 +221,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
         )
         if axes:
-            g = xp.sum(g, axis=axes, keepdims=True)
+            g = blocked_sum(xp, g, axes, True)
         return xp.reshape(g, shape)
 
     def expand(x: Any, shape: tuple[int, ...]) -> Any:

@@ -3,12 +3,14 @@ changed) and ints to int64, as in PyTorch; NumPy scalars and arrays keep their d
 
 from __future__ import annotations
 
+import math
+import operator
 import threading
 from typing import Any
 
 from ..backends.registry import backend_for_device
 from ..dtypes import DType, as_dtype, bool_, get_default_dtype, int64
-from ..errors import RetrogradError
+from ..errors import RetrogradError, ShapeError
 from ..inference_mode import _active as _inference_active
 from ..inference_mode import creation_counter
 from ..tensor import Tensor
@@ -144,6 +146,11 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
     if isinstance(data, (dict, set, str, bytes)) or data is None:
         raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__}; "
                         "expected a number, a (nested) list, an array or a Tensor")
+    if isinstance(data, numpy.generic):  # a NumPy scalar is read as the Python number it is
+        host = data.item()
+    if dt.name in _INT_RANGE and not isinstance(data, Tensor) and \
+            not isinstance(host, numpy.ndarray):
+        _check_ints(host, dt)  # NumPy would wrap, or raise its own words
     try:
         arr = numpy.array(host, dtype=dt.name)
     except TypeError as exc:
@@ -157,6 +164,45 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if out_data is arr:
             out_data = backend.ops.copy(arr)
     return _finish(out_data, backend, requires_grad, "tensor")
+
+
+_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_INT64 = _INT_RANGE["int64"]
+
+
+def _check_ints(host: Any, dt: DType) -> None:
+    """Python data for the integer dtype ``dt``, checked as ``torch.tensor`` checks each
+    value: a Python int outside int64 is ValueError "Overflow when unpacking long long"; a
+    value outside ``dt`` (or a nan or an inf) is RuntimeError "value cannot be converted to
+    type int32 without overflow". Read through one NumPy array of the inferred dtype
+    (vectorized; an int beyond int64 makes it an object or uint64 array)."""
+    from ..backends.host import xp as numpy
+
+    try:
+        probe = numpy.array(host)
+    except (TypeError, ValueError, OverflowError):
+        return  # ragged or unsupported data: the conversion itself reports it
+    lo, hi = _INT_RANGE[dt.name]
+    kind = probe.dtype.kind
+    if kind == "O":
+        for v in probe.reshape(-1).tolist():
+            if type(v) is int and not _INT64[0] <= v <= _INT64[1]:
+                raise ValueError(f"Overflow when unpacking long long: tensor(): the Python int "
+                                 f"{v} does not fit in int64")
+        return
+    if kind == "u" and probe.size and int(probe.max()) > _INT64[1]:
+        raise ValueError(f"Overflow when unpacking long long: tensor(): the Python int "
+                         f"{int(probe.max())} does not fit in int64")
+    if kind not in "fiu" or not probe.size:
+        return
+    if kind == "f":
+        bad = ~numpy.isfinite(probe) | (probe < lo) | (probe > hi)
+    else:
+        bad = (probe < lo) | (probe > hi)
+    if bool(bad.any()):
+        v = probe.reshape(-1)[bad.reshape(-1)][0].item()
+        raise RetrogradError(f"value cannot be converted to type {dt.name} without overflow "
+                             f"(tensor(): {v!r} is outside the range [{lo}, {hi}] of {dt.name})")
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -175,12 +221,50 @@ def from_numpy(array: Any) -> Tensor:
 
 
 def _size(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
+    """A size read as PyTorch reads it: ints, or objects with ``__index__`` (NumPy integers,
+    one-element integer tensors), as arguments or as one tuple or list. Anything else is a
+    TypeError naming the argument, what was found and where (PyTorch's words); a size that
+    does not fit in int64 a TypeError too; a negative one a ShapeError (a RuntimeError, as
+    in PyTorch, and a ValueError)."""
+    seq = None
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, int) or isinstance(s, bool) or s < 0:
-            raise ValueError(f"{name}: sizes must be non-negative ints, got {size!r}")
-    return tuple(size)
+        seq = size[0]
+        size = tuple(seq)
+    out = []
+    for i, s in enumerate(size):
+        if type(s) is not int:
+            s = _size_int(name, s, i, len(size), seq)
+        if not _INT64[0] <= s <= _INT64[1]:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\" (size "
+                            f"{s} does not fit in int64)")
+        out.append(s)
+    for s in out:
+        if s < 0:
+            why = f"Trying to create tensor with negative dimension {s}: {out}"
+            if name == "zeros":
+                why = f"zeros: Dimension size must be non-negative. ({why})"
+            raise ShapeError(why)
+    return tuple(out)
+
+
+def _size_int(name: str, s: Any, i: int, n: int, seq: Any) -> int:
+    """One element of a size that is not a Python int: its ``__index__``, or PyTorch's
+    TypeError for where it was found (the only argument, the first element, a later one)."""
+    if not isinstance(s, bool) and hasattr(s, "__index__"):
+        try:
+            return operator.index(s)
+        except TypeError:
+            pass
+    found = type(s).__name__
+    if seq is None and n == 1:
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{found}")
+    if i == 0:  # PyTorch matches the argument on its first element, then unpacks the rest
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but "
+                        f"found element of type {found} at pos {i}")
+    raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                    f"with error \"type must be tuple of ints,but got {found}\"")
 
 
 def _filled(name: str, size: tuple[Any, ...], kernel: str, dtype: Any, device: Any,
@@ -210,18 +294,24 @@ def empty(*size: Any, dtype: Any = None, device: Any = None,
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    if not isinstance(size, (tuple, list)):  # PyTorch takes no bare int here
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = _size("full", (size,))
     if dtype is None:
         dtype = _fill_dtype(fill_value)
     from .promotion import is_number, number_as, scalar_value
 
     value = scalar_value(fill_value)
     if is_number(value):  # the kernel gets a number of the tensor's kind (ints truncate)
+        if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+            raise OverflowError(f"int too big to convert: full(): fill_value {value} does not "
+                                "fit in int64")
         numel = 1
-        for n in (size,) if isinstance(size, int) else size:
+        for n in shape:
             numel *= n
         fill_value = number_as(value, as_dtype(dtype), numel != 1)
-    return _filled("full", (size,) if not isinstance(size, int) else ((size,),), "full",
-                   dtype, device, requires_grad, fill_value)
+    return _filled("full", (shape,), "full", dtype, device, requires_grad, fill_value)
 
 
 def _like(name: str, t: Tensor, fn: Any, dtype: Any, device: Any, requires_grad: bool,
@@ -252,33 +342,120 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
     return _like("full_like", t, full, dtype, device, requires_grad, fill_value)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
+def _number(v: Any) -> Any:
+    """A bound or step as PyTorch reads it: a Python or NumPy number, or a 0-d tensor's value;
+    ``promotion._NOT_A_NUMBER`` for anything else."""
     from .promotion import scalar_value
 
-    start, end, step = (scalar_value(v) if not isinstance(v, Tensor) else v.item()
-                        for v in (start, end, step))
+    if isinstance(v, Tensor):
+        return v.item() if v.ndim == 0 else scalar_value(v)
+    return scalar_value(v)
+
+
+def _check_int64(name: str, *values: Any) -> None:
+    for v in values:
+        if type(v) is int and not _INT64[0] <= v <= _INT64[1]:
+            raise OverflowError(f"int too big to convert: {name}(): {v} does not fit in int64")
+
+
+def _finite(v: Any) -> bool:
+    return v == v and v not in (float("inf"), float("-inf"))
+
+
+_STEP_ONE: Any = type("_StepOne", (), {"__repr__": lambda self: "1"})()  # step not given
+
+
+def arange(start: Any, end: Any = None, step: Any = _STEP_ONE, *, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``[start, end)`` by ``step``, checked as PyTorch checks it: numbers only; finite
+    bounds; a nonzero step whose sign agrees with the bounds; in an integer dtype the bounds
+    and step are truncated to it first (a step that truncates to 0 is an error, not an
+    endless range)."""
+    from .promotion import is_number, torch_name
+
+    args = (start,) if end is None else (start, end) if step is _STEP_ONE else \
+        (start, end, step)
+    if step is _STEP_ONE:
+        step = 1
+    if end is None:
+        start, end = 0, start
+    values = [_number(v) for v in (start, end, step)]
+    if not all(is_number(v) for v in values):
+        if len(args) == 1:
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
+                            f"{type(args[0]).__name__}")
+        got = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"arange() received an invalid combination of arguments - got ({got}),"
+                        " but expected one of: (Number end), (Number start, Number end), "
+                        "(Number start, Number end, Number step)")
+    start, end, step = values
+    _check_int64("arange", start, end, step)
     if dtype is None:
         dtype = get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) \
             else int64
+    dt = as_dtype(dtype)
+    if dt is bool_:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{torch_name(dt)}'")
+    if not (_finite(start) and _finite(end)):
+        raise RetrogradError(f"unsupported range: {start} -> {end} (arange needs finite "
+                             "bounds)")
+    if step == 0 or step != step:
+        raise RetrogradError(f"step must be nonzero (arange({start}, {end}, {step}))")
+    if not dt.is_floating_point:  # PyTorch casts the bounds and the step to the dtype first
+        if not _finite(step):
+            raise RetrogradError(f"unsupported range: step {step} in an integer dtype")
+        istep = int(step)
+        if istep == 0:
+            raise ValueError(f"step must be nonzero: the step {step} is 0 in {dt.name}")
+        start, end, step = int(start), int(end), istep
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RetrogradError(f"upper bound and lower bound inconsistent with step sign "
+                             f"(arange({start}, {end}, {step}))")
+    if type(start) is int and type(end) is int and type(step) is int:
+        size = -((start - end) // step)
+    else:
+        size = math.ceil((end - start) / step)
+    if size > _INT64[1]:
+        raise RetrogradError(f"invalid size, possible overflow? (arange({start}, {end}, "
+                             f"{step}) has {size} elements)")
     backend, dev = backend_for_device(device)
     with backend.use_device(dev.index):
-        data = backend.ops.arange(start, end, step, backend.xp_dtype(dtype))
+        if size == 0:  # NumPy gives one element for an infinite step
+            data = backend.ops.zeros((0,), backend.xp_dtype(dt))
+        else:
+            data = backend.ops.arange(start, end, step, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "arange")
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+def linspace(start: Any, end: Any, steps: Any, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    if not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
-    backend, dev = backend_for_device(device)
+    from .promotion import is_number, number_as, torch_name
+
+    lo, hi = _number(start), _number(end)
+    n = steps if type(steps) is int else None
+    if n is None and not isinstance(steps, bool) and hasattr(steps, "__index__"):
+        try:
+            n = operator.index(steps)
+        except TypeError:
+            pass
+    if n is None or not (is_number(lo) and is_number(hi)):
+        got = ", ".join(type(a).__name__ for a in (start, end, steps))
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({got})"
+                        ", but expected one of: (Number start, Number end, int steps)")
+    if not _INT64[0] <= n <= _INT64[1]:
+        raise ValueError(f"Overflow when unpacking long long: linspace(): steps {n} does not "
+                         "fit in int64")
+    if n < 0:
+        raise RetrogradError(f"number of steps must be non-negative (got steps={n})")
+    _check_int64("linspace", lo, hi)
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt is bool_:
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{torch_name(dt)}'")
+    number_as(lo, dt)  # PyTorch's checked conversion of the bounds into the dtype
+    number_as(hi, dt)
+    backend, dev = backend_for_device(device)
     with backend.use_device(dev.index):
-        data = backend.ops.linspace(start, end, steps, backend.xp_dtype(dt))
+        data = backend.ops.linspace(lo, hi, n, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "linspace")
 
 
@@ -286,8 +463,12 @@ def _random(name: str, size: tuple[Any, ...], dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     shape = _size(name, size)
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    if not dt.is_floating_point:
-        raise TypeError(f"{name}: dtype must be floating point, got {dt}")
+    if not dt.is_floating_point:  # PyTorch: its random kernels have no integer or bool dtype
+        from .promotion import torch_name
+
+        kernel = "check_uniform_bounds" if name == "rand" else "normal_kernel_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(dt)}' "
+                                  f"({name} draws floating point values only, got {dt})")
     gen = _generator()
     values = gen.random(shape) if name == "rand" else gen.standard_normal(shape)
     backend, dev = backend_for_device(device)

@@ -669,7 +669,9 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
         if casts is not None:
             cls = promotion.promoted_class(cls)
             attrs = (attrs, casts)
-        record(cls, out, (ta, tb), (cond._data,), (None,), attrs)
+        # the condition is saved with its tensor as source: changing it in place before the
+        # backward raises VersionMismatch, as in PyTorch (a bool tensor is checked too)
+        record(cls, out, (ta, tb), (cond._data,), (cond,), attrs)
     return out
 
 

@@ -225,22 +225,40 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
     from .elementwise import add
     from .shape import (
         _index_error,
+        _is_basic,
         _norm_key,
         expand,
         expand_shape,
         index_backward,
+        index_put,
         index_zero,
+        kept_key,
         reshape,
     )
 
     if not isinstance(t, Tensor):
         raise TypeError(f"__setitem__: expected a Tensor, got {type(t).__name__}")
     value = promotion.setitem_value(t, value)
+    if not isinstance(value, (Tensor, int, float)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t.dtype} tensor "
+                        "(__setitem__ takes a Tensor or a number)")
+    if type(value) is int and not -(2**63) <= value < 2**63:  # whatever t's dtype, as PyTorch
+        raise ValueError(f"Overflow when unpacking long long: __setitem__: the value {value} "
+                         "does not fit in int64")
     k = _norm_key(t, key)
     try:
         sub_shape = tuple(t.backend.ops.getitem(t._data, k).shape)
     except IndexError as exc:
         raise _index_error(t, key, k, exc) from None
+    if isinstance(value, Tensor) and value.dtype is not t.dtype and not _is_basic(k) and not (
+            len(k) == 1 and value.ndim == 0 and getattr(k[0].dtype, "kind", "") == "b"):
+        # PyTorch's index_put (an advanced key) takes no other dtype; only its masked_fill
+        # (one bool mask, a 0-d value) and the basic keys' copy_ cast the value
+        raise RetrogradError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{promotion.torch_name(t.dtype)} for the destination and "
+            f"{promotion.torch_name(value.dtype)} for the source (__setitem__ with an index "
+            f"tensor or list: cast the value with .to({t.dtype}) first)")
     vshape = sub_shape
     if isinstance(value, Tensor) and value.shape != sub_shape:
         # PyTorch drops the value's leading 1s, then expands it to the indexed part
@@ -250,12 +268,20 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
         expand_shape("__setitem__", vshape, sub_shape)
 
     def out_of_place(old: Tensor) -> Tensor:
+        # an advanced key as the recorded nodes keep it: its index tensors are version-checked
+        kk = k if _is_basic(k) else kept_key(t, key, k)
         if isinstance(value, Tensor):
             v = value
             if v.shape != sub_shape:
                 v = expand(reshape(v, vshape) if vshape != v.shape else v, *sub_shape)
+            if kk is not k:  # an index may repeat: the last write wins, as in PyTorch
+                if v.dtype is not old.dtype:
+                    from .conversion import to
+
+                    v = to(v, old.dtype)
+                return index_put(old, kk, v)
             return add(index_zero(old, k), index_backward(v, t.shape, k))
-        zeroed = index_zero(old, k)
+        zeroed = index_zero(old, kk)
         const = t.backend.ops.zeros(t._data.shape, t._data.dtype)
         t.backend.ops.setitem(const, k, promotion.assign_value(t, value, False))
         return add(zeroed, Tensor(const, t.backend))

@@ -123,8 +123,10 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
         loss = be.asarray(loss)
     out = Tensor(loss, be)
     if _grad.enabled and input._requires_grad:
+        # the target is saved with its tensor as source: an in-place change to it before the
+        # backward raises VersionMismatch, as in PyTorch (whose nll_loss saves the target)
         record(CrossEntropyBackward, out, (input,), (input._data, logp, target._data),
-               (input, None, None), reduction)
+               (input, None, target), reduction)
     return out
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..autograd.node import formula_node
-from ..backends.reference import normalize_dims
 from ..dtypes import get_default_dtype
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
 from .promotion import cast_data, torch_name
+from .shape import wrap_dim
 
 __all__ = ["sum", "mean", "amax", "logsumexp"]
 
@@ -55,13 +56,65 @@ AmaxBackward = formula_node("AmaxBackward0", _amax_rule)
 LogsumexpBackward = formula_node("LogsumexpBackward0", _logsumexp_rule)
 
 
+def _dim_int(d: Any) -> int | None:
+    """``d`` as an axis if PyTorch's binding reads it as one (an int, or an object with
+    ``__index__``: a NumPy integer, a one-element integer tensor); None otherwise."""
+    if type(d) is int:
+        return d
+    if hasattr(d, "__index__"):
+        try:
+            return operator.index(d)
+        except TypeError:
+            return None
+    return None
+
+
+def _axes(name: str, dim: Any, ndim: int) -> tuple[int, ...]:
+    """``dim`` -- None, an int or a tuple/list of ints; ``[]`` and ``()`` mean every axis,
+    as in PyTorch -- as sorted non-negative axes, checked as PyTorch checks it: TypeError for
+    anything but ints (a float, a bool, a string), IndexError for an axis out of range,
+    RuntimeError (ShapeError) for an axis given twice."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        if not dim:
+            return tuple(range(ndim))
+        items = []
+        for i, d in enumerate(dim):
+            a = _dim_int(d)  # a bool inside a sequence is an int to PyTorch
+            if a is None:
+                raise TypeError(f"{name}(): argument 'dim' failed to unpack the object at pos "
+                                f"{i + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(d).__name__}\"")
+            items.append(a)
+    else:
+        a = None if isinstance(dim, bool) else _dim_int(dim)
+        if a is None:
+            found = type(dim).__name__
+            if name in ("sum", "mean"):
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"(Tensor, dim={found}), but expected one of: (Tensor input, "
+                                "int or tuple of ints dim, bool keepdim)")
+            raise TypeError(f"{name}(): argument 'dim' must be tuple of ints, not {found}")
+        items = [a]
+    axes: list[int] = []
+    for d in items:
+        a = wrap_dim(name, d, ndim)
+        if a in axes:
+            raise ShapeError(f"dim {a} appears multiple times in the list of dims (dim="
+                             f"{dim!r} for a tensor of {ndim} dimensions)")
+        axes.append(a)
+    return tuple(sorted(axes))
+
+
 def _reduce(name: str, x: Any, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[int, ...], Any]:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
     if not isinstance(keepdim, bool):
-        raise TypeError(f"{name}: keepdim must be a bool, got {type(keepdim).__name__}")
+        raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
+                        f"{type(keepdim).__name__}")
     shape = x._data.shape
-    axes = normalize_dims(dim, len(shape))
+    axes = _axes(name, dim, len(shape))
     be = x.backend
     data = getattr(be.ops, name)(x._data, axes if len(shape) else None, keepdim)
     if type(data) is not be.array_type:

@@ -16,7 +16,7 @@ from ._core import check_device, record
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
     "flatten", "getitem", "cat", "stack", "sum_to", "index_backward", "index_zero",
-    "matrix_transpose",
+    "index_put", "matrix_transpose", "alias_like",
 ]
 
 
@@ -146,6 +146,12 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
     try:
         data = x.backend.ops.reshape(x._data, shape)
     except ValueError:
+        for i, s in enumerate(shape):
+            if s >= _I64:  # PyTorch cannot even read it: its binding's TypeError
+                arg = "size" if name == "view" else "shape"
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
+                                f"{i + 1} with error \"Overflow when unpacking long long\" "
+                                f"(size {s} does not fit in int64)") from None
         raise _reshape_error(name, shape, x) from None
     out = _view_result(x, data, "reshape")
     if view_only and out._base is None and x.numel() > 0:
@@ -347,9 +353,15 @@ def _norm_key(x: Tensor, key: Any) -> Any:
         elif isinstance(k, bool):
             out.append(k)
         elif isinstance(k, (int, slice)) or k is None or k is Ellipsis:
+            if type(k) is int and not -_I64 <= k < _I64:
+                raise _index_overflow(k)
             out.append(k)
         elif isinstance(k, (list, tuple)):
-            out.append(be.asarray(k))
+            arr = be.asarray(k)
+            kind = arr.dtype.kind  # Python ints beyond int64 make objects, or uint64
+            if kind == "O" or (kind == "u" and arr.size and int(arr.max()) >= _I64):
+                raise _index_overflow(k)
+            out.append(arr)
         elif hasattr(k, "shape") and hasattr(k, "dtype"):
             out.append(be.asarray(k))
         elif isinstance(k, str):  # PyTorch tries to read it as data for an index tensor
@@ -360,6 +372,14 @@ def _norm_key(x: Tensor, key: Any) -> Any:
                 f"tensors are valid indices (got {type(k).__name__})"
             )
     return tuple(out)
+
+
+_I64 = 2**63
+
+
+def _index_overflow(k: Any) -> ValueError:
+    return ValueError(f"Overflow when unpacking long long: the index {k!r} does not fit in "
+                      "int64")
 
 
 def _index_message(x: Tensor, k: tuple[Any, ...]) -> str | None:
@@ -420,15 +440,99 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
     return all(isinstance(k, (int, slice)) or k is None or k is Ellipsis for k in key)
 
 
+# -- index arrays a node keeps: version-checked like every other saved value -------------------
+class _Slot:
+    """Where an index array sat in a key a node keeps in ``attrs``: the array itself is one of
+    the node's saved values (``split_key``), so that it is stamped and version-checked."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<index>"
+
+
+_SLOT = _Slot()
+_ONE_SLOT = (_SLOT,)
+
+
+def _basic_item(item: Any) -> bool:
+    return isinstance(item, (int, slice)) or item is None or item is Ellipsis
+
+
+def kept_key(x: Tensor, key: Any, k: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The normalized key ``k`` (of the user's ``key``) as a node keeps it: each index array
+    given as a Tensor is that Tensor (``split_key`` then stamps it: changing the index tensor
+    in place before the backward raises VersionMismatch, as in PyTorch, whatever its dtype);
+    an array made from a list is the node's own; one the caller gave as an array (NumPy's)
+    is copied now, as the caller may change it (no version counter can watch it; PyTorch
+    shares it and then computes with the changed indices: a deliberate difference)."""
+    items = key if isinstance(key, tuple) else (key,)
+    out = list(k)
+    for i, (item, n) in enumerate(zip(items, k)):
+        if _basic_item(n):
+            continue
+        if isinstance(item, Tensor):
+            out[i] = item
+        elif not isinstance(item, (list, tuple)):
+            out[i] = x.backend.ops.copy(n)
+    return tuple(out)
+
+
+def split_key(key: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...],
+                                             tuple[Any, ...]]:
+    """A kept key (``kept_key``: index arrays as Tensors or as arrays of the node's own) split
+    for ``record``: the key of raw arrays for the kernel, the key for ``attrs`` (each array a
+    ``_SLOT``: a node's attrs hold no array), the arrays to save, and their sources (the
+    Tensor an array came from, stamped; None for the node's own array)."""
+    if _is_basic(key):
+        return key, key, (), ()
+    raw: list[Any] = []
+    tmpl: list[Any] = []
+    saved: list[Any] = []
+    srcs: list[Any] = []
+    for item in key:
+        if _basic_item(item):
+            raw.append(item)
+            tmpl.append(item)
+            continue
+        arr = item._data if isinstance(item, Tensor) else item
+        raw.append(arr)
+        tmpl.append(_SLOT)
+        saved.append(arr)
+        srcs.append(item if isinstance(item, Tensor) else None)
+    return tuple(raw), tuple(tmpl), tuple(saved), \
+        (tuple(srcs) if any(s is not None for s in srcs) else ())
+
+
+def join_key(tmpl: Any, saved: Any) -> Any:
+    """The key a rule uses: ``tmpl`` with its slots filled from ``saved`` (raw arrays in the
+    fast walk, tensors under create_graph, which the differentiable index ops stamp again)."""
+    if not saved:
+        return tmpl
+    it = iter(saved)
+    return tuple(next(it) if item is _SLOT else item for item in tmpl)
+
+
 IndexBackward = formula_node(
-    "IndexBackward0", lambda F, g, s, a, n: (F.index_backward(g, a[0], a[1]),)
+    "IndexBackward0", lambda F, g, s, a, n: (F.index_backward(g, a[0], join_key(a[1], s)),)
 )
 IndexBackwardBackward = formula_node(
-    "IndexBackwardBackward0", lambda F, g, s, a, n: (F.getitem(g, a),)
+    "IndexBackwardBackward0", lambda F, g, s, a, n: (F.getitem(g, join_key(a, s)),)
 )
 IndexZeroBackward = formula_node(
-    "IndexZeroBackward0", lambda F, g, s, a, n: (F.index_zero(g, a),)
+    "IndexZeroBackward0", lambda F, g, s, a, n: (F.index_zero(g, join_key(a, s)),)
 )
+
+
+def _index_put_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    """PyTorch's ``index_put`` derivative: the base gets ``g`` with the written entries
+    zeroed; the values get ``g`` read at the key -- every value, also one whose write a later
+    duplicate index overwrote (PyTorch gives it the same)."""
+    key = join_key(attrs, saved)
+    return (F.index_zero(g, key) if needs[0] else None, F.getitem(g, key) if needs[1] else None)
+
+
+IndexPutBackward = formula_node("IndexPutBackward0", _index_put_rule, arity=2)
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
@@ -449,26 +553,95 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             data = be.asarray(data)
         out = Tensor(data, be)
     if _grad.enabled and x._requires_grad:
-        record(IndexBackward, out, (x,), (), (), (tuple(x._data.shape), k))
+        if basic:
+            record(IndexBackward, out, (x,), (), (), (tuple(x._data.shape), k))
+        else:  # the index arrays are saved (stamped when they came from a tensor)
+            if type(key) is Tensor and len(k) == 1:  # ``x[i]``: one index tensor, inline
+                tmpl, saved, srcs = _ONE_SLOT, k, (key,)
+            else:
+                _, tmpl, saved, srcs = split_key(kept_key(x, key, k))
+            record(IndexBackward, out, (x,), saved, srcs, (tuple(x._data.shape), tmpl))
     return out
 
 
 def index_backward(g: Tensor, shape: tuple[int, ...], key: Any) -> Tensor:
-    """zeros(shape) with ``g`` scatter-added at ``key``; differentiable (backward: indexing)."""
+    """zeros(shape) with ``g`` scatter-added at ``key``; differentiable (backward: indexing).
+    ``key`` is a kept key (``kept_key``): its index tensors are version-checked."""
     be = g.backend
-    out = Tensor(be.asarray(be.ops.index_backward(g._data, tuple(shape), key)), be)
+    raw, tmpl, saved, srcs = split_key(key)
+    out = Tensor(be.asarray(be.ops.index_backward(g._data, tuple(shape), raw)), be)
     if _grad.enabled and g._requires_grad:
-        record(IndexBackwardBackward, out, (g,), (), (), key)
+        record(IndexBackwardBackward, out, (g,), saved, srcs, tmpl)
     return out
 
 
 def index_zero(g: Tensor, key: Any) -> Tensor:
-    """``g`` with the entries at ``key`` set to zero; differentiable (self-adjoint)."""
+    """``g`` with the entries at ``key`` set to zero; differentiable (self-adjoint). ``key``
+    is a kept key (``kept_key``): its index tensors are version-checked."""
     be = g.backend
-    out = Tensor(be.asarray(be.ops.index_zero(g._data, key)), be)
+    raw, tmpl, saved, srcs = split_key(key)
+    out = Tensor(be.asarray(be.ops.index_zero(g._data, raw)), be)
     if _grad.enabled and g._requires_grad:
-        record(IndexZeroBackward, out, (g,), (), (), key)
+        record(IndexZeroBackward, out, (g,), saved, srcs, tmpl)
     return out
+
+
+def index_put(x: Tensor, key: Any, values: Tensor) -> Tensor:
+    """``x`` with ``values`` (the shape of ``x[key]``, ``x``'s dtype) written at the kept key
+    ``key``, out of place; differentiable in both. At a repeated index the last write wins, as
+    in PyTorch (and as retrograd's own unrecorded ``__setitem__`` writes)."""
+    be = x.backend
+    raw, tmpl, saved, srcs = split_key(key)
+    data = be.ops.copy(x._data)
+    be.ops.setitem(data, raw, values._data)
+    out = Tensor(data, be)
+    if _grad.enabled and (x._requires_grad or values._requires_grad):
+        record(IndexPutBackward, out, (x, values), saved, srcs, tmpl)
+    return out
+
+
+# -- copies of views ------------------------------------------------------------------------------
+def alias_like(t: Tensor, base: Tensor, new_base: Tensor) -> Any:
+    """An array of ``new_base``'s memory laid out as ``t``'s is in ``base``'s (``t`` a view or
+    a detached alias of ``base``, ``new_base`` a copy of ``base``): what ``copy.deepcopy``
+    makes of a view whose base it copies too, as PyTorch's deepcopy keeps a view on its
+    base's storage (writes through either show in the other). Read off the arrays' memory
+    layout, which needs a host array interface (NumPy's); None where there is none, where
+    ``t`` is empty, or where ``t`` is not a strided selection of ``new_base``."""
+    from ..backends.host import xp as numpy
+    from .view_inplace import _strided_chain
+
+    nb = new_base._data
+    if t.numel() == 0 or getattr(nb, "strides", None) is None or \
+            type(nb) is not numpy.ndarray:
+        return None
+    chain = _strided_chain(t, base)  # each element's flat (C-order) position in base
+    if chain is None:
+        return None
+    flat = numpy.asarray(chain[0][1])
+    coords = numpy.unravel_index(flat, base.shape) if base.ndim else ()
+    addr = numpy.zeros(flat.shape, dtype=numpy.int64)  # byte offsets of the same elements of nb
+    for c, st in zip(coords, nb.strides):
+        addr = addr + c * st
+    shape = t.shape
+    first = (0,) * len(shape)
+    off = int(addr[first])
+    strides = []
+    expect = numpy.full(shape, off, dtype=numpy.int64)
+    for d, n in enumerate(shape):
+        st = 0
+        if n > 1:
+            st = int(addr[first[:d] + (1,) + first[d + 1:]]) - off
+        strides.append(st)
+        step = [1] * len(shape)
+        step[d] = n
+        expect = expect + numpy.reshape(numpy.arange(n, dtype=numpy.int64) * st, step)
+    if not numpy.array_equal(expect, addr) or min(strides, default=0) < 0:
+        return None
+    start = nb[tuple(slice(int(c.reshape(-1)[0]), None) for c in coords)] if coords else nb
+    writeable = bool(getattr(getattr(t._data, "flags", None), "writeable", True))
+    return numpy.lib.stride_tricks.as_strided(start, shape, tuple(strides),
+                                              writeable=writeable)
 
 
 # -- cat / stack --------------------------------------------------------------------------------
