@@ -319,7 +319,7 @@ ROWS = [
         "data set to a tensor that requires gradients must be floating point or complex dtype"),
     row("grad_shape_no_longer_matches_leaf", _stale_grad,
         "The size of tensor a (3) must match the size of tensor b (4) at non-singleton "
-        "dimension 0", owner="autograd/commit.py"),
+        "dimension 0"),
 ]
 
 

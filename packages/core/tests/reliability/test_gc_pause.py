@@ -95,6 +95,7 @@ def every_opcode(build: Callable[[], Callable[[], Any]], check: Callable[[str], 
         tracer, interrupted = run_traced(build(), k)
         assert interrupted, f"no interrupt at opcode {k}/{n}"
         check(f"KeyboardInterrupt at opcode {k}/{n} ({tracer.where})")
+    print(f"{n} opcodes, interrupted at each")
     return n
 
 
@@ -201,6 +202,7 @@ def test_an_inner_walk_interrupted_and_caught_releases_only_its_own_pause():
             break  # k passed the inner walk's last opcode
         assert seen[-1] == (False, 1), f"opcode {k}: {seen[-1]}"
         k += 1
+    print(f"{k - 1} opcodes of the inner walk, interrupted at each")
     assert runs > 50
 
 

@@ -4,10 +4,13 @@ Nothing is written while the walk runs: leaf gradients are staged, and committed
 one lock, only once the whole walk has succeeded. The commit itself has two phases:
 
 1. *prepare* computes every new ``.grad`` and checks every write it will make (the gradient
-   reduced to the tensor's shape and cast to its dtype; an existing ``.grad`` that will be
-   added to in place must be on the tensor's device, writable, and of a shape the gradient
-   broadcasts to), and copies the current values of each ``.grad`` about to be added to in
-   place. Nothing visible changes: whatever raises here leaves every ``.grad`` as it was.
+   reduced to the tensor's shape, a first ``.grad`` cast to its dtype; an existing ``.grad``
+   that will be added to in place must be on the tensor's device, writable, and of a shape
+   the gradient broadcasts to), and copies the current values of each ``.grad`` about to be
+   added to in place. Nothing visible changes: whatever raises here leaves every ``.grad`` as
+   it was. (The addition stays in place, as in PyTorch, so that views of a ``.grad`` and the
+   arrays ``.numpy()`` gave see it; undoing it then needs that copy: the price of E13 is one
+   copy of each such ``.grad`` for the length of the commit.)
 2. *publish* makes the writes: reference assignments (a first ``.grad``, a ``.grad`` replaced
    out of place) and in-place additions into existing ``.grad`` arrays (the same object as
    before, its version bumped, as PyTorch does). If anything raises part-way -- a kernel, a
@@ -37,9 +40,10 @@ __all__ = ["commit", "commit_leaf_grad"]
 
 _commit_lock = threading.Lock()
 
-# One planned write: (tensor, .grad before, .grad after, gradient added in place or None,
-# copy of the values before, version counter, its bytes before, the backend's ops). For a
-# reference write the last four are None; for an in-place one ``before is after``.
+# One planned write: (tensor, .grad before, .grad after, gradient added in place, copy of
+# the values before, version counter, its bytes before, the backend's ops). A reference write
+# has None for the last five; an in-place one has ``before is after``; a ``.grad`` only kept
+# for the hooks' sake (``_keep_unwritten``) has the gradient False.
 _Write = tuple[Any, Any, Any, Any, Any, Any, Any, Any]
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
