@@ -16,7 +16,7 @@ def test_cli_documents_on_cpu_writes_reports(tmp_path, capsys):
                  "--json", str(js), "--junit", str(xml)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "shared-branch" in out and "002_2646596573a8d860.txt" in out
+    assert "shared-branch" in out and "design 002, how gradients meet" in out
     report = json.loads(js.read_text())
     assert report["header"]["versions"]["torch"].startswith("2.")
     assert report["header"]["versions"]["retrograd"]

@@ -6,9 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-SEED_ENGINE = "000_b52f253ccc32576e.txt"  # the Engine reference
-SEED_BACKWARD = "001_f3524e54403c64a2.txt"  # loss.backward(), end to end
-SEED_MEET = "002_2646596573a8d860.txt"  # how gradients meet (PyTorch 2.10 baseline)
+# The three design documents the cases replay, named by what they are (docs/semantics.md
+# states the rules they lead to; the documents themselves are not part of the repository).
+SEED_ENGINE = "design 000, the Engine reference"
+SEED_BACKWARD = "design 001, loss.backward() end to end"
+SEED_MEET = "design 002, how gradients meet (PyTorch 2.10 baseline)"
 
 
 @dataclass(frozen=True)
