@@ -155,6 +155,16 @@ def _operands(name: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
                     f"{type(b).__name__}")
 
 
+def _common_operands(av: Any, bv: Any) -> tuple[Any, Any, Any]:
+    """``(r, a, b)``: the two operands as the kernel gets them -- arrays or numbers of one
+    dtype -- and the result dtype they were cast to (None when no cast was needed)."""
+    if _no_promotion(av, bv):
+        return (None, av._data if isinstance(av, Tensor) else av,
+                bv._data if isinstance(bv, Tensor) else bv)
+    r = promotion.operands_result_type(av, bv)
+    return r, _cast(av, r), _cast(bv, r)
+
+
 def _no_promotion(av: Any, bv: Any) -> bool:
     """Whether two operands (Tensors or Python numbers) need no cast: two tensors of one array
     dtype, or a float32/float64 tensor and a Python ``float`` or ``int``."""
@@ -645,14 +655,8 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
     ta = av if isinstance(av, Tensor) else None
     tb = bv if isinstance(bv, Tensor) else None
     be = cond.backend
-    if _no_promotion(av, bv):
-        r = None
-        ad = av if ta is None else ta._data
-        bd = bv if tb is None else tb._data
-    else:
-        r = promotion.operands_result_type(av, bv)
-        ad = _cast(av, r)
-        bd = _cast(bv, r)
+    r, ad, bd = _common_operands(av, bv)
+    if r is not None:
         if ta is None and tb is None:  # two numbers: one as a 0-d array of the result dtype
             ad = be.asarray(ad, r)
     try:
@@ -696,14 +700,7 @@ def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:
     av, bv, be = _operands(name, a, b)
     ta = av if isinstance(av, Tensor) else None
     tb = bv if isinstance(bv, Tensor) else None
-    if _no_promotion(av, bv):
-        r = None
-        ad = av if ta is None else ta._data
-        bd = bv if tb is None else tb._data
-    else:
-        r = promotion.operands_result_type(av, bv)
-        ad = _cast(av, r)
-        bd = _cast(bv, r)
+    r, ad, bd = _common_operands(av, bv)
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
