@@ -1,54 +1,51 @@
 #!/usr/bin/env bash
-# The GPU run of retrograd-cuda, in one prepared script (issue 5: "The GPU run").
+# The GPU run of retrograd-cuda in one prepared script (issue 20, "The run").
 #
-#   bash tools/gpu_check.sh [OUT_DIR]        default: out/gpu-check
+#   bash tools/gpu_check.sh [OUT]        default OUT: out/gpu-check
 #
-# For a machine with an NVIDIA GPU, CuPy (cupy-cuda13x or -cuda12x) and a CUDA build of torch
-# already installed, and NO network: nothing is downloaded or installed. The three local packages
-# run from their src/ folders, with entry-point metadata generated from their pyproject.toml
-# files (the `cuda` backend is found through the `retrograd.backends` entry point).
+# For the lent machine: one NVIDIA GPU, CuPy and a CUDA build of torch already installed, no
+# network (nothing is downloaded or installed), one command of at most 10 minutes, at most 8
+# files back from OUT. Budget: under 6 minutes in all, CuPy's first compile of every kernel
+# included (its cache starts empty; about 0.5 s a kernel).
 #
-# Steps, each with its own time limit (150 + 220 + 150 s at most, so under 10 minutes even if
-# every step runs to its limit; expected well under 5 on an H200). CONFORMANCE_ARGS adds options
-# to the conformance CLI (e.g. CONFORMANCE_ARGS="-k document").
-#   1. environment        nvidia-smi, versions                      -> env.txt
-#   2. CUDA tests         pytest packages/cuda/tests (gpu included) -> cuda_tests.log, .xml
-#   3. conformance        retrograd-conformance --backend cuda --oracle torch (torch:cuda is
-#                         used as the oracle when torch sees the GPU) -> conformance.log, .json,
-#                         .xml
-#   4. benchmark          tools/bench/gpu_mlp.py                   -> gpu_mlp.{md,json,png}, .log
-#   5. summary            summary.md; everything packed into gpu-check.tar.gz as well
+#   phase 1 (at once; compile-bound, and the machine has 16 cores), each limited to PHASE1 s
+#   (230; PHASE2 75: about 5 1/2 minutes at the very worst, set-up and packing included):
+#     cuda-tests     pytest packages/cuda/tests, gpu and slow tests included, with
+#                    RETROGRAD_REQUIRE_GPU=1 (a gpu test that skips fails)
+#     conformance    --backend cuda, suites documents, semantics and opdb
+#     programs       --backend cuda, generated programs (FUZZ of them, default 150)
+#     sanitizer      compute-sanitizer memcheck (CuPy's memory pool off, so an overrun is
+#                    seen), then racecheck, over the fused-kernel tests, where the tool exists
+#                    (else recorded as not found)
+#   phase 2 (alone: timings need the GPU to themselves), limited to PHASE2 s:
+#     benchmark      tools/bench/gpu_mlp.py: W3's MLP step at batch 64 and 512, fused,
+#                    unfused and torch; the bias kernel against CuPy's own kernels
+# The conformance oracle is torch on the GPU when torch sees it (the CLI alone would take CPU
+# torch, the first oracle it lists).
 #
-# Exit status: 0 when every step passed, else the number of failed steps. Commit the results
-# as docs/gpu-results.md (date, GPU, driver, CuPy and torch versions, figures).
+# Into OUT go three files: summary.md, results.json (test counts, conformance summaries and
+# failures, benchmark results) and gpu-check.tar.gz (every log, JUnit XML and full report).
+# Everything else is written to a scratch folder that is removed at the end.
+# Exit status: the number of failed steps (0: all passed).
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$(mkdir -p "${1:-$ROOT/out/gpu-check}" && cd "${1:-$ROOT/out/gpu-check}" && pwd)
 PY=${PYTHON:-python3}
+PHASE1=${PHASE1:-230}
+PHASE2=${PHASE2:-75}
+FUZZ=${FUZZ:-150}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/retrograd-gpu-check.XXXXXX")
+LOGS="$WORK/logs"
+mkdir -p "$LOGS"
 trap 'rm -rf "$WORK"' EXIT
 cd "$ROOT"
+T0=$SECONDS
 
-declare -A STATUS
-FAILED=0
-step() {  # step NAME LIMIT_SECONDS LOGFILE command...
-    local name=$1 limit=$2 log=$3
-    shift 3
-    echo "== $name (limit ${limit}s) -> $log"
-    local t0=$SECONDS
-    timeout --kill-after=10 "$limit" "$@" >"$OUT/$log" 2>&1
-    local rc=$?
-    tail -n 25 "$OUT/$log"
-    if [ $rc -eq 0 ]; then STATUS[$name]="passed"; else
-        STATUS[$name]="FAILED (exit $rc$([ $rc -eq 124 ] && echo ', timed out'))"
-        FAILED=$((FAILED + 1))
-    fi
-    STATUS[$name]="${STATUS[$name]} in $((SECONDS - t0)) s"
-    echo "== $name: ${STATUS[$name]}"
-}
+export RETROGRAD_REQUIRE_GPU=1 MPLBACKEND=Agg CUPY_CACHE_DIR="$WORK/cupy-cache"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-# -- 1. environment ----------------------------------------------------------------------------
+# -- environment --------------------------------------------------------------------------------
 {
     echo "date: $(date -u '+%F %T UTC')"
     echo "host: $(uname -a)"
@@ -59,10 +56,9 @@ step() {  # step NAME LIMIT_SECONDS LOGFILE command...
     "$PY" - <<'EOF'
 import importlib, platform
 print("python", platform.python_version())
-for name in ("numpy", "cupy", "torch", "pytest", "hypothesis", "matplotlib"):
+for name in ("numpy", "cupy", "torch", "pytest", "hypothesis", "rich", "matplotlib"):
     try:
-        m = importlib.import_module(name)
-        print(name, getattr(m, "__version__", "?"))
+        print(name, getattr(importlib.import_module(name), "__version__", "?"))
     except Exception as exc:
         print(name, "MISSING:", exc)
 try:
@@ -79,18 +75,16 @@ try:
 except Exception as exc:
     print("torch query failed:", exc)
 EOF
-} >"$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+} >"$LOGS/env.txt" 2>&1
 
-# -- the local packages, offline ------------------------------------------------------------------
-# No pip: the image's python3 may itself be a virtualenv (a nested venv would not see its torch
-# and CuPy), and nothing can be fetched. The packages are pure Python in src/ layouts, so they
-# run from PYTHONPATH; their entry points (the `cuda` backend, the CLI, the pytest plugin) are
-# published by .dist-info folders generated from each pyproject.toml, which is all that
-# importlib.metadata needs to find them.
+# -- the local packages, offline -----------------------------------------------------------------
+# No pip: the image's python may itself be a virtualenv (a nested one would not see its torch and
+# CuPy), and nothing can be fetched. The packages are pure Python in src/ layouts, so they run
+# from PYTHONPATH; their entry points (the `cuda` backend, the pytest plugin) are published by
+# .dist-info folders generated from each pyproject.toml, all that importlib.metadata needs.
 SHIM="$WORK/site"
 mkdir -p "$SHIM"
-"$PY" - "$SHIM" "$ROOT" <<'EOF' >"$OUT/install.log" 2>&1 || echo "metadata shims failed: see install.log"
+"$PY" - "$SHIM" "$ROOT" <<'EOF' >"$LOGS/install.log" 2>&1 || echo "metadata shims failed: see install.log"
 import pathlib, sys, tomllib
 shim, root = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 for pkg in ("core", "cuda", "conformance"):
@@ -112,47 +106,139 @@ for pkg in ("core", "cuda", "conformance"):
     print(dist.name, sorted(groups))
 EOF
 export PYTHONPATH="$SHIM:$ROOT/packages/core/src:$ROOT/packages/cuda/src:$ROOT/packages/conformance/src${PYTHONPATH:+:$PYTHONPATH}"
-PYX="$PY"
-"$PYX" -c 'import retrograd_cuda as rc; from retrograd.backends import get_backend
+"$PY" -c 'import retrograd_cuda as rc; from retrograd.backends import get_backend
 b = get_backend("cuda"); print("cuda backend:", b, "available:", b.is_available(), rc.unavailable_reason())' \
-    >>"$OUT/install.log" 2>&1
-cat "$OUT/install.log"
-export MPLBACKEND=Agg
+    >>"$LOGS/install.log" 2>&1
+cat "$LOGS/env.txt" "$LOGS/install.log"
 
-# -- 2. CUDA tests (NVRTC compiles + every gpu test) ---------------------------------------------
-step cuda-tests 150 cuda_tests.log \
-    "$PYX" -m pytest -q -p no:cacheprovider -p no:retrograd_conformance packages/cuda/tests -rs \
-    --junitxml="$OUT/cuda_tests.xml"
+# -- the steps ------------------------------------------------------------------------------------
+declare -A STATUS
+FAILED=0
+start_step() {  # start_step NAME LIMIT command...: runs in the background, status in $LOGS/NAME.rc
+    local name=$1 limit=$2
+    shift 2
+    (
+        t0=$SECONDS
+        timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+        rc=$?
+        echo "$rc $((SECONDS - t0))" >"$LOGS/$name.rc"
+    ) &
+}
+finish_step() {  # finish_step NAME: after `wait`, record and print its result
+    local name=$1 rc secs
+    read -r rc secs <"$LOGS/$name.rc" 2>/dev/null || { rc=125; secs=0; }
+    if [ "$rc" -eq 0 ]; then STATUS[$name]="passed in $secs s"; else
+        STATUS[$name]="FAILED (exit $rc$([ "$rc" -eq 124 ] && echo ', timed out')) in $secs s"
+        FAILED=$((FAILED + 1))
+    fi
+    echo "== $name: ${STATUS[$name]}"
+    tail -n 15 "$LOGS/$name.log"
+}
 
-# -- 3. conformance on cuda, oracle torch (torch:cuda where torch sees the GPU) -----------------
-step conformance 220 conformance.log \
-    "$PYX" -c 'import sys; from retrograd_conformance.cli import main; sys.exit(main())' \
-    --backend cuda --oracle torch --json "$OUT/conformance.json" --junit "$OUT/conformance.xml" \
-    ${CONFORMANCE_ARGS:-}
+# torch on the GPU as the conformance oracle: the CLI uses the first oracle torch_subjects lists
+CONFORMANCE='import sys
+from retrograd_conformance import cli
+listed = cli.torch_subjects
+cli.torch_subjects = lambda: sorted(listed(), key=lambda s: s.name != "torch:cuda")
+sys.exit(cli.main(sys.argv[1:]))'
 
-# -- 4. benchmark --------------------------------------------------------------------------------
-step benchmark 150 gpu_mlp.log "$PYX" tools/bench/gpu_mlp.py --out "$OUT"
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+# pytest with CuPy's memory pool off: every array its own cudaMalloc, so memcheck sees overruns
+UNPOOLED='import sys, cupy, pytest
+cupy.cuda.set_allocator(None)
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:retrograd_conformance", *sys.argv[1:]]))'
+KERNEL_TESTS="packages/cuda/tests/test_cuda_gpu_kernels.py"
+sanitize() {  # memcheck over the fused-kernel tests, then racecheck over the shared-memory ones
+    "$SANITIZER" --tool memcheck --error-exitcode 99 --target-processes all \
+        "$PY" -c "$UNPOOLED" "$KERNEL_TESTS" -m "not slow" \
+        -k "((bias or cross_entropy or softmax or accumulate) and not torch and not past) or (linear and 37-33-65)" \
+        || return $?
+    "$SANITIZER" --tool racecheck --error-exitcode 99 --target-processes all \
+        "$PY" -c "$UNPOOLED" "$KERNEL_TESTS" -m "not slow" -k "(bias or softmax_backward) and not torch"
+}
 
-# -- 5. summary ----------------------------------------------------------------------------------
-{
-    echo "# retrograd GPU check"
-    echo
-    echo '```'
-    head -n 40 "$OUT/env.txt"
-    echo '```'
-    echo
-    echo "| step | result |"
-    echo "| --- | --- |"
-    for name in cuda-tests conformance benchmark; do
-        echo "| $name | ${STATUS[$name]:-not run} |"
-    done
-    echo
-    [ -f "$OUT/gpu_mlp.md" ] && cat "$OUT/gpu_mlp.md"
-    echo
-    echo "Logs: cuda_tests.log, conformance.log, gpu_mlp.log; data: conformance.json, gpu_mlp.json."
-} >"$OUT/summary.md"
-tar -czf "$WORK/gpu-check.tar.gz" -C "$OUT" --exclude gpu-check.tar.gz . && mv "$WORK/gpu-check.tar.gz" "$OUT/"
+echo "== phase 1 (limit ${PHASE1} s each, run at once)"
+start_step cuda-tests "$PHASE1" "$PY" -m pytest -q -p no:cacheprovider -p no:retrograd_conformance \
+    packages/cuda/tests -rs --junitxml="$LOGS/cuda_tests.xml"
+start_step conformance "$PHASE1" "$PY" -c "$CONFORMANCE" --backend cuda --oracle torch \
+    --suite documents --suite semantics --suite opdb \
+    --json "$LOGS/conformance.json" --junit "$LOGS/conformance.xml"
+start_step programs "$PHASE1" "$PY" -c "$CONFORMANCE" --backend cuda --oracle torch \
+    --suite programs --fuzz "$FUZZ" --json "$LOGS/programs.json" --junit "$LOGS/programs.xml"
+if [ -n "$SANITIZER" ]; then
+    export -f sanitize
+    export SANITIZER KERNEL_TESTS PY UNPOOLED
+    start_step sanitizer "$PHASE1" bash -c sanitize
+else
+    echo "compute-sanitizer: not found on this machine (PATH, /usr/local/cuda*/bin)" >"$LOGS/sanitizer.log"
+    echo "0 0" >"$LOGS/sanitizer.rc"
+fi
+wait
+for name in cuda-tests conformance programs sanitizer; do finish_step "$name"; done
+[ -n "$SANITIZER" ] || STATUS[sanitizer]="not run: compute-sanitizer not found"
+
+echo "== phase 2 (limit ${PHASE2} s)"
+start_step benchmark "$PHASE2" "$PY" tools/bench/gpu_mlp.py --out "$LOGS/bench" \
+    --steps 30 --repeats 5 --warmup 5 --profile-steps 3
+wait
+finish_step benchmark
+
+# -- summary, results.json, tarball --------------------------------------------------------------
+for name in cuda-tests conformance programs sanitizer benchmark; do
+    echo "$name=${STATUS[$name]}"
+done >"$LOGS/status.txt"
+"$PY" - "$LOGS" "$OUT" "$((SECONDS - T0))" <<'EOF' || echo "summary failed" >&2
+import json, pathlib, sys, xml.etree.ElementTree as ET
+logs, out, secs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
+status = dict(line.split("=", 1) for line in (logs / "status.txt").read_text().splitlines())
+res = {"seconds": secs, "steps": status, "environment": (logs / "env.txt").read_text()}
+try:
+    root = ET.parse(logs / "cuda_tests.xml").getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    res["cuda_tests"] = {k: sum(int(s.get(k, 0)) for s in suites)
+                         for k in ("tests", "failures", "errors", "skipped")}
+    res["cuda_tests"]["not_passed"] = [
+        f"{c.get('classname')}::{c.get('name')}: {c[0].tag}: {(c[0].get('message') or '')[:200]}"
+        for s in suites for c in s.iter("testcase") if len(c) and c[0].tag != "system-out"][:200]
+except Exception as exc:
+    res["cuda_tests"] = f"no JUnit report: {exc}"
+for name in ("conformance", "programs"):
+    try:
+        rep = json.loads((logs / f"{name}.json").read_text())
+        res[name] = {"oracles": rep["header"]["config"].get("oracle_subjects"),
+                     "summary": rep["summary"],
+                     "failures": [f"{r['subject']}::{r['suite']}/{r['id']}: {r['message'][:200]}"
+                                  for r in rep["results"] if r.get("failed")][:50]}
+    except Exception as exc:
+        res[name] = f"no report: {exc}"
+try:
+    bench = json.loads((logs / "bench" / "gpu_mlp.json").read_text())
+    res["benchmark"] = {k: bench.get(k) for k in ("runs", "bias_kernels", "environment")}
+    for run in (res["benchmark"]["runs"] or {}).values():  # per-kernel counts: in the tarball
+        for subject in run.get("subjects", {}).values():
+            subject.get("launches", {}).pop("kernel_names_per_step", None)
+except Exception as exc:
+    res["benchmark"] = f"no report: {exc}"
+(out / "results.json").write_text(json.dumps(res, indent=1, default=str))
+env = (logs / "env.txt").read_text().splitlines()
+lines = ["# retrograd GPU check", "", f"{secs} s in all.", "", "```", *env[:45], "```", "",
+         "| step | result |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in status.items()], ""]
+if isinstance(res["cuda_tests"], dict):
+    c = res["cuda_tests"]
+    lines += [f"CUDA tests: {c['tests']} run, {c['failures']} failed, {c['errors']} errors, "
+              f"{c['skipped']} skipped.", *[f"- {t}" for t in c["not_passed"][:30]], ""]
+for name in ("conformance", "programs"):
+    if isinstance(res[name], dict):
+        lines += [f"Conformance ({name}), oracle {res[name]['oracles'][:1]}: "
+                  f"{json.dumps(res[name]['summary'])}",
+                  *[f"- {f}" for f in res[name]["failures"][:20]], ""]
+bench_md = logs / "bench" / "gpu_mlp.md"
+lines += [bench_md.read_text() if bench_md.exists() else "No benchmark table.", "",
+          "Everything else: gpu-check.tar.gz (logs, JUnit XML, full JSON reports)."]
+(out / "summary.md").write_text("\n".join(lines) + "\n")
+EOF
+tar -czf "$OUT/gpu-check.tar.gz" -C "$WORK" --exclude cupy-cache --exclude site logs
 echo
-cat "$OUT/summary.md"
-echo "results in $OUT (also packed as $OUT/gpu-check.tar.gz)"
+cat "$OUT/summary.md" 2>/dev/null
+echo "results in $OUT: summary.md, results.json, gpu-check.tar.gz ($((SECONDS - T0)) s)"
 exit $FAILED

@@ -3,9 +3,9 @@
     python tools/bench/gpu_mlp.py --out out/gpu-check          (about a minute on an H200)
     python tools/bench/gpu_mlp.py --out /tmp/x --quick          (a few steps: does it run?)
 
-The model is the issue's: 784-1024-1024-10, ReLU between the layers, mean cross-entropy,
-batch 512, float32, gradients for every weight and bias (none for the input), no optimizer
-update. Three subjects run the same step on the same data:
+The model is W3's (tools/bench/w3_mlp.py): 784-1024-1024-10, ReLU between the layers, mean
+cross-entropy, float32, batch 64 and 512 (``--batch``), gradients for every weight and bias
+(none for the input), no optimizer update. Three subjects run the same step on the same data:
 
 * ``retrograd fused``   retrograd on ``device="cuda"``, fusion pass on (the default):
   Linear+ReLU backward runs as one fused node whose CUDA kernel writes the masked gradient and
@@ -29,6 +29,10 @@ What is measured, and why:
   kernel by kernel.
 * **agreement**: the gradients of the three subjects after one step (fused vs unfused must
   agree to float32 rounding; vs torch within float32 tolerance).
+* **the bias-gradient kernel against what CuPy already does** (issue 20, defect 9: keep a
+  RawKernel only where it measurably wins): the fused raw kernel (derivative written and
+  column sum reduced in one launch) against an ElementwiseKernel plus ``cupy.sum(axis=0)``
+  (CuPy's reduction kernel), microseconds per call, wall clock, at W3's shapes and a tall one.
 
 Outputs in ``--out``: ``gpu_mlp.json`` (everything), ``gpu_mlp.md`` (table),
 ``gpu_mlp.png`` (figure, when matplotlib is present). Exit status: non-zero when a subject
@@ -52,7 +56,7 @@ from typing import Any
 import numpy as np
 
 DIMS = (784, 1024, 1024, 10)
-BATCH = 512
+BATCHES = (64, 512)
 # Targets from the issue, reported (not asserted).
 TORCH_RATIO_TARGET = 1.5
 
@@ -276,38 +280,88 @@ def environment() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
+# the bias-gradient kernel against CuPy's own elementwise + reduction kernels
+# ---------------------------------------------------------------------------------------------
+BIAS_SHAPES = ((64, 1024), (512, 1024), (4_000_000, 2))
+
+
+def bias_kernel_comparison(repeats: int = 200) -> list[dict[str, Any]]:
+    """Microseconds per call (wall clock over ``repeats`` calls, synchronized at both ends)."""
+    import cupy
+
+    from retrograd_cuda.kernels.fused import bias_activation_backward, elementwise
+
+    def raw(g: Any, y: Any) -> Any:
+        return bias_activation_backward("relu", g, y)
+
+    def cupy_kernels(g: Any, y: Any) -> Any:
+        ga = elementwise("relu_backward")(g, y)
+        return ga, ga.sum(axis=0)
+
+    rows = []
+    for n, m in BIAS_SHAPES:
+        r = np.random.default_rng(n)
+        g = cupy.asarray(r.random((n, m), dtype=np.float32))
+        y = cupy.asarray(r.random((n, m), dtype=np.float32))
+        row: dict[str, Any] = {"shape": [n, m]}
+        subjects = (("raw fused (1 launch)", raw), ("ElementwiseKernel + cupy.sum", cupy_kernels))
+        for name, fn in subjects:
+            fn(g, y)
+            cupy.cuda.get_current_stream().synchronize()
+            reps = repeats if n * m < 10**6 else max(5, repeats // 20)
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn(g, y)
+            cupy.cuda.get_current_stream().synchronize()
+            row[name] = (time.perf_counter() - t0) * 1e6 / reps
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
 # report
 # ---------------------------------------------------------------------------------------------
 def write_markdown(result: dict[str, Any], path: Path) -> None:
     env = result["environment"]
     lines = [
-        "# GPU benchmark: MLP 784-1024-1024-10, batch 512, float32, forward + backward",
+        f"# GPU benchmark: MLP {'-'.join(map(str, DIMS))}, float32, forward + backward",
         "",
         f"{env.get('date')}; GPU {env.get('gpu')}; driver {env.get('driver')}; CuPy "
         f"{env.get('cupy')}; torch {env.get('torch')} (CUDA {env.get('torch_cuda')}); "
         f"Python {env.get('python')}",
         "",
-        "| subject | ms/step (wall, median) | min | ms/step (CUDA events) | kernels/step | "
+        "| batch | subject | ms/step (wall, median) | min | ms/step (CUDA events) | kernels/step | "
         "memcpy/step | memset/step |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, r in result["subjects"].items():
-        if "error" in r:
-            lines.append(f"| {name} | failed: {r['error'].splitlines()[-1]} | | | | | |")
-            continue
-        t, c = r["timing"], r.get("launches", {})
-        lines.append(
-            f"| {name} | {t['wall_ms_median']:.3f} | {t['wall_ms_min']:.3f} | "
-            f"{t['event_ms_median']:.3f} | {c.get('kernels_per_step', float('nan')):.1f} | "
-            f"{c.get('memcpy_per_step', float('nan')):.1f} | "
-            f"{c.get('memset_per_step', float('nan')):.1f} |"
-        )
-    lines += ["", "Targets (issue 5), reported not asserted:", ""]
-    for k, v in result["targets"].items():
-        lines.append(f"- {k}: {v}")
+    for batch, run in result["runs"].items():
+        for name, r in run["subjects"].items():
+            if "error" in r:
+                lines.append(f"| {batch} | {name} | failed: {r['error'].splitlines()[-1]} "
+                             "| | | | | |")
+                continue
+            t, c = r["timing"], r.get("launches", {})
+            lines.append(
+                f"| {batch} | {name} | {t['wall_ms_median']:.3f} | {t['wall_ms_min']:.3f} | "
+                f"{t['event_ms_median']:.3f} | {c.get('kernels_per_step', float('nan')):.1f} | "
+                f"{c.get('memcpy_per_step', float('nan')):.1f} | "
+                f"{c.get('memset_per_step', float('nan')):.1f} |"
+            )
+    lines += ["", "Targets (issue 20), reported not asserted:", ""]
+    for batch, run in result["runs"].items():
+        for k, v in run["targets"].items():
+            lines.append(f"- batch {batch}: {k}: {v}")
     lines += ["", "Gradient agreement (max |a-b| / max |b| over all parameters):", ""]
-    for k, v in result["agreement"].items():
-        lines.append(f"- {k}: {v:.3g}")
+    for batch, run in result["runs"].items():
+        for k, v in run["agreement"].items():
+            lines.append(f"- batch {batch}: {k}: {v:.3g}")
+    if result.get("bias_kernels"):
+        lines += ["", "Bias gradient (relu' and column sum), microseconds per call:", "",
+                  "| shape | raw fused (1 launch) | ElementwiseKernel + cupy.sum |",
+                  "| --- | ---: | ---: |"]
+        for row in result["bias_kernels"]:
+            lines.append(f"| {tuple(row['shape'])} | {row['raw fused (1 launch)']:.1f} | "
+                         f"{row['ElementwiseKernel + cupy.sum']:.1f} |")
     lines += ["", f"Launch counting: {result.get('launch_method', 'n/a')}", ""]
     path.write_text("\n".join(lines) + "\n")
 
@@ -320,27 +374,94 @@ def write_figure(result: dict[str, Any], path: Path) -> str:
         import matplotlib.pyplot as plt
     except Exception as exc:
         return f"no figure: matplotlib unavailable ({exc})"
-    ok = {k: v for k, v in result["subjects"].items() if "timing" in v}
-    names = list(ok)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    axes[0].bar(names, [ok[n]["timing"]["wall_ms_median"] for n in names], color="#4C72B0")
+    bars = [(f"{name}\nbatch {batch}", r) for batch, run in result["runs"].items()
+            for name, r in run["subjects"].items() if "timing" in r]
+    if not bars:
+        return "no figure: no subject ran"
+    names = [b[0] for b in bars]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    axes[0].bar(names, [r["timing"]["wall_ms_median"] for _, r in bars], color="#4C72B0")
     axes[0].set_ylabel("ms per step (wall clock, median)")
-    axes[0].set_title("MLP 784-1024-1024-10, batch 512, fp32")
-    launches = [ok[n].get("launches", {}).get("kernels_per_step", 0) for n in names]
-    axes[1].bar(names, launches, color="#DD8452")
+    axes[0].set_title(f"MLP {'-'.join(map(str, DIMS))}, fp32")
+    axes[1].bar(names, [r.get("launches", {}).get("kernels_per_step", 0) for _, r in bars],
+                color="#DD8452")
     axes[1].set_ylabel("kernel launches per step")
     axes[1].set_title("kernels per forward+backward step")
     for ax in axes:
-        ax.tick_params(axis="x", rotation=15)
+        ax.tick_params(axis="x", rotation=30, labelsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return str(path)
 
 
+def run_batch(batch: int, args: argparse.Namespace, result: dict[str, Any], tmp: Path) -> bool:
+    """Every subject at one batch size into ``result["runs"][batch]``; False if one failed."""
+    data = make_data(DIMS, batch)
+    run: dict[str, Any] = {"subjects": {}}
+    result["runs"][str(batch)] = run
+    factories = [
+        ("retrograd fused", lambda: RetrogradSubject(data, fused=True)),
+        ("retrograd unfused", lambda: RetrogradSubject(data, fused=False)),
+        ("torch", lambda: TorchSubject(data)),
+    ]
+    grads: dict[str, list[np.ndarray]] = {}
+    ok = True
+    for name, factory in factories:
+        entry: dict[str, Any] = {}
+        run["subjects"][name] = entry
+        try:
+            subject = factory()
+            subject.step()  # first step: compiles the kernels (NVRTC, disk-cached)
+            subject.sync()
+            grads[name] = subject.grads()
+            entry["timing"] = time_subject(subject, args.steps, args.repeats, args.warmup)
+            print(f"batch {batch:4d} {name:18s} {entry['timing']['wall_ms_median']:8.3f} ms/step",
+                  flush=True)
+        except Exception:
+            entry["error"] = traceback.format_exc()
+            print(f"{name}: FAILED\n{entry['error']}", file=sys.stderr)
+            ok = False
+            continue
+        try:
+            entry["launches"] = count_launches(subject, args.profile_steps, tmp)
+            result["launch_method"] = entry["launches"]["method"]
+        except Exception:
+            entry["launches_error"] = traceback.format_exc()
+            print(f"{name}: launch counting failed\n{entry['launches_error']}", file=sys.stderr)
+    import retrograd as rg
+
+    rg.autograd.set_fusion(True)
+    run["agreement"] = compare(grads)
+    limits = {"retrograd fused vs retrograd unfused": 1e-5, "retrograd fused vs torch": 1e-3,
+              "retrograd unfused vs torch": 1e-3}
+    for key, limit in limits.items():
+        if key in run["agreement"] and not run["agreement"][key] <= limit:
+            print(f"gradients disagree: {key} = {run['agreement'][key]:.3g} > {limit}",
+                  file=sys.stderr)
+            ok = False
+
+    def ms(name: str) -> float | None:
+        return run["subjects"].get(name, {}).get("timing", {}).get("wall_ms_median")
+
+    f, u, t = ms("retrograd fused"), ms("retrograd unfused"), ms("torch")
+    targets: dict[str, str] = {}
+    if f and t:
+        verdict = "met" if f / t <= TORCH_RATIO_TARGET else "NOT met"
+        targets[f"fused step within {TORCH_RATIO_TARGET}x of PyTorch CUDA"] = (
+            f"{f / t:.2f}x ({verdict})")
+    if f and u:
+        verdict = "met" if f < u else "NOT met"
+        targets["fused faster than unfused"] = f"{u / f:.2f}x speed-up ({verdict})"
+    run["targets"] = targets
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("out/gpu-check"))
+    ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable); "
+                    f"default {' and '.join(map(str, BATCHES))}")
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=10)
@@ -349,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.steps, args.repeats, args.warmup, args.profile_steps = 3, 2, 1, 1
+    batches = tuple(args.batch or BATCHES)
     args.out.mkdir(parents=True, exist_ok=True)
 
     import retrograd_cuda
@@ -357,83 +479,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no GPU: {retrograd_cuda.unavailable_reason()}", file=sys.stderr)
         return 2
 
-    data = make_data(DIMS, BATCH)
     result: dict[str, Any] = {
         "environment": environment(),
-        "config": {"dims": DIMS, "batch": BATCH, "dtype": "float32", **vars(args)},
-        "subjects": {},
+        "config": {"dims": DIMS, "batches": batches, "dtype": "float32",
+                   **{k: v for k, v in vars(args).items() if k != "batch"}},
+        "runs": {},
     }
     result["config"]["out"] = str(args.out)
-    factories = [
-        ("retrograd fused", lambda: RetrogradSubject(data, fused=True)),
-        ("retrograd unfused", lambda: RetrogradSubject(data, fused=False)),
-        ("torch", lambda: TorchSubject(data)),
-    ]
-    grads: dict[str, list[np.ndarray]] = {}
-    failed = False
+    ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for name, factory in factories:
-            entry: dict[str, Any] = {}
-            result["subjects"][name] = entry
-            try:
-                subject = factory()
-                subject.step()  # first step: compiles the kernels (NVRTC, disk-cached)
-                subject.sync()
-                grads[name] = subject.grads()
-                entry["timing"] = time_subject(subject, args.steps, args.repeats, args.warmup)
-                print(f"{name:18s} {entry['timing']['wall_ms_median']:8.3f} ms/step", flush=True)
-            except Exception:
-                entry["error"] = traceback.format_exc()
-                print(f"{name}: FAILED\n{entry['error']}", file=sys.stderr)
-                failed = True
-                continue
-            try:
-                entry["launches"] = count_launches(subject, args.profile_steps, Path(tmp))
-                result["launch_method"] = entry["launches"]["method"]
-                print(f"{'':18s} {entry['launches']['kernels_per_step']:8.1f} kernels/step")
-            except Exception:
-                entry["launches_error"] = traceback.format_exc()
-                print(f"{name}: launch counting failed\n{entry['launches_error']}", file=sys.stderr)
-    import retrograd as rg
-
-    rg.autograd.set_fusion(True)
-
-    result["agreement"] = compare(grads)
-    limits = {
-        "retrograd fused vs retrograd unfused": 1e-5,
-        "retrograd fused vs torch": 1e-3,
-        "retrograd unfused vs torch": 1e-3,
-    }
-    for key, limit in limits.items():
-        if key in result["agreement"] and not result["agreement"][key] <= limit:
-            print(
-                f"gradients disagree: {key} = {result['agreement'][key]:.3g} > {limit}",
-                file=sys.stderr,
-            )
-            failed = True
-
-    subj = result["subjects"]
-    targets: dict[str, str] = {}
-
-    def ms(name: str) -> float | None:
-        return subj.get(name, {}).get("timing", {}).get("wall_ms_median")
-
-    f, u, t = ms("retrograd fused"), ms("retrograd unfused"), ms("torch")
-    if f and t:
-        ratio = f / t
-        verdict = "met" if ratio <= TORCH_RATIO_TARGET else "NOT met"
-        targets[f"fused step within {TORCH_RATIO_TARGET}x of PyTorch CUDA"] = (
-            f"{ratio:.2f}x ({verdict})"
-        )
-    if f and u:
-        verdict = "met" if f < u else "NOT met"
-        targets["fused faster than unfused"] = f"{u / f:.2f}x speed-up ({verdict})"
-    result["targets"] = targets
+        for batch in batches:
+            ok = run_batch(batch, args, result, Path(tmp)) and ok
+    try:
+        result["bias_kernels"] = bias_kernel_comparison(20 if args.quick else 200)
+    except Exception:
+        result["bias_kernels_error"] = traceback.format_exc()
+        print(f"bias kernel comparison failed\n{result['bias_kernels_error']}", file=sys.stderr)
     result["figure"] = write_figure(result, args.out / "gpu_mlp.png")
     (args.out / "gpu_mlp.json").write_text(json.dumps(result, indent=2, default=str))
     write_markdown(result, args.out / "gpu_mlp.md")
     print((args.out / "gpu_mlp.md").read_text())
-    return 1 if failed else 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def test_backward_without_gradient_on_several_elements():
 
 def test_seed_of_wrong_shape():
     y = rg.ones(2, 3, requires_grad=True) * 2
-    with pytest.raises(ValueError, match=r"\(3, 2\).*\(2, 3\)"):
+    with pytest.raises(ValueError, match=r"\[3, 2\].*\[2, 3\]"):
         y.backward(rg.ones(3, 2))
 
 
@@ -51,7 +51,7 @@ def test_second_backward_after_release():
     x = rg.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
     y.backward()
-    with pytest.raises(rg.GraphFreedError, match=r"SumBackward1.*retain_graph=True"):
+    with pytest.raises(rg.GraphFreedError, match=r"retain_graph=True.*SumBackward0"):
         y.backward()
 
 
@@ -104,7 +104,7 @@ def test_create_graph_through_function_without_double_backward():
 def test_unused_input_to_grad():
     x = rg.tensor(1.0, requires_grad=True)
     z = rg.ones(3, requires_grad=True)
-    with pytest.raises(rg.RetrogradError, match=r"input 1 \(shape \(3,\)\).*allow_unused"):
+    with pytest.raises(rg.RetrogradError, match=r"index 1 .*allow_unused.*shape \(3,\)"):
         rg.autograd.grad(x * 2, [x, z])
     gx, gz = rg.autograd.grad(x * 2, [x, z], materialize_grads=True)
     assert gx.item() == 2.0 and gz.tolist() == [0.0, 0.0, 0.0]

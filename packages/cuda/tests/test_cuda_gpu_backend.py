@@ -1,6 +1,7 @@
 """The public API on ``device="cuda"``: the same core code on CuPy arrays, equal to the CPU.
 
-Skipped, with the reason, where there is no GPU.
+Skipped, with the reason, where there is no GPU (a failure under ``RETROGRAD_REQUIRE_GPU=1``;
+the ``multi_gpu`` ones need ``RETROGRAD_REQUIRE_GPU=2`` to fail on a one-GPU machine).
 """
 
 from __future__ import annotations
@@ -55,42 +56,77 @@ def test_missing_device_index_is_named(cp):
         rg.zeros(2, device=f"cuda:{n}")
 
 
-def test_second_gpu_when_present(cp):
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("only one CUDA device: cuda:1 cannot be exercised")
+@pytest.mark.multi_gpu
+@pytest.mark.usefixtures("two_gpus")
+def test_second_gpu_runs_every_op_on_its_own_device(cp):
+    """Defect 2: with cuda:0 current, ops and fused kernels on cuda:1 arrays run on cuda:1
+    (the output is there, no peer access is needed) and give cuda:0's results."""
     a = rg.tensor([1.0, 2.0], device="cuda:1", requires_grad=True)
     assert a.device == "cuda:1" and a._data.device.id == 1
     (a * a).sum().backward()
-    assert a.grad.device == "cuda:1"
+    assert a.grad.device == "cuda:1" and a.grad._data.device.id == 1
     np.testing.assert_allclose(a.grad.cpu().numpy(), [2.0, 4.0])
     b = a.detach().to("cuda:0")
     assert b.device == "cuda:0"
+    assert cp.cuda.runtime.getDevice() == 0
+    on0 = _mlp_grads("cuda:0", True, "relu")
+    on1 = _mlp_grads("cuda:1", True, "relu")
+    for x0, x1 in zip(on0, on1):
+        np.testing.assert_array_equal(x0, x1)
 
 
-def _mlp_grads(device, fuse, act):
+def _mlp_grads(device, fuse, act, dtype=rg.float64):
+    """A 3-layer MLP whose first layer takes data (x needs no gradient, so its node saves no
+    weight): act(L1) -> act(L2) -> L3 -> cross-entropy. Returns the parameters' gradients."""
     rng = np.random.default_rng(0)
-    x = rg.tensor(rng.standard_normal((37, 33)), dtype=rg.float64, device=device)
+    x = rg.tensor(rng.standard_normal((37, 33)), dtype=dtype, device=device)
     target = rg.tensor(rng.integers(0, 7, size=37), device=device)
-    params = [
-        rg.tensor(rng.standard_normal(shape) * 0.3, dtype=rg.float64, device=device,
-                  requires_grad=True)
-        for shape in [(65, 33), (65,), (7, 65), (7,)]
-    ]
-    w1, b1, w2, b2 = params
-    h = getattr(F, act)(F.linear(x, w1, b1))
-    loss = F.cross_entropy(F.linear(h, w2, b2), target)
+    shapes = [(65, 33), (65,), (40, 65), (40,), (7, 40), (7,)]
+    params = [rg.tensor(rng.standard_normal(shape) * 0.3, dtype=dtype, device=device,
+                        requires_grad=True) for shape in shapes]
+    h = x
+    for i in range(3):
+        h = F.linear(h, params[2 * i], params[2 * i + 1])
+        if i < 2:
+            h = getattr(F, act)(h)
+    loss = F.cross_entropy(h, target)
     rg.autograd.Engine.backward(loss, fuse=fuse)
+    for p in params:
+        assert p.grad.device == device
     return [p.grad.cpu().numpy() for p in params]
+
+
+def _calls_during(fn, *args):
+    """``fn(*args)`` and the fused kernels' path counts it added (``fused.CALLS``)."""
+    from retrograd_cuda.kernels.fused import CALLS  # imports CuPy: only once a GPU is known
+
+    before = CALLS.copy()
+    out = fn(*args)
+    return out, {k: CALLS[k] - before[k] for k in CALLS if CALLS[k] != before[k]}
 
 
 @pytest.mark.parametrize("act", ["relu", "tanh", "sigmoid"])
 def test_mlp_fused_equals_unfused_equals_cpu(cp, act):
+    """The fused walk really runs the fused kernel, for both layers (the first has data input);
+    the unfused walk never does: "fused equals unfused" compares two different code paths."""
     cpu = _mlp_grads("cpu", False, act)
-    fused = _mlp_grads("cuda", True, act)
-    unfused = _mlp_grads("cuda", False, act)
+    fused, ran_fused = _calls_during(_mlp_grads, "cuda", True, act)
+    unfused, ran_unfused = _calls_during(_mlp_grads, "cuda", False, act)
+    name = f"linear_{act}_backward"
+    assert ran_fused.get(name) == 2 and f"{name}:fallback" not in ran_fused, ran_fused
+    assert name not in ran_unfused and ran_unfused.get(f"{act}_backward") == 2, ran_unfused
+    assert ran_fused.get("cross_entropy_backward") == 1 == ran_unfused.get("cross_entropy_backward")
     for c, f, u in zip(cpu, fused, unfused):
         np.testing.assert_allclose(f, u, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(f, c, rtol=1e-10, atol=1e-12)
+
+
+def test_mlp_float32_fused_and_unfused_within_the_documented_tolerance(cp):
+    fused, ran = _calls_during(_mlp_grads, "cuda", True, "relu", rg.float32)
+    unfused = _mlp_grads("cuda", False, "relu", rg.float32)
+    assert ran.get("linear_relu_backward") == 2
+    for f, u in zip(fused, unfused):
+        np.testing.assert_allclose(f, u, rtol=2e-6, atol=1e-7)
 
 
 def test_grad_accumulates_in_place_on_gpu(cp):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import DeviceError
+
 __all__ = ["DType", "Device", "float16", "float32", "float64", "int32", "int64", "bool_",
            "as_dtype", "as_device", "get_default_dtype", "set_default_dtype"]
 
@@ -125,7 +127,10 @@ class Device:
 
 
 def as_device(device: Any) -> Device:
-    """Parse "cpu", "cuda", "cuda:1", a Device, or a torch.device-like object."""
+    """Parse "cpu", "cuda", "cuda:1", a Device, or a torch.device-like object. A string that
+    does not parse -- an index that is not a non-negative integer written without leading
+    zeros, as PyTorch requires -- raises ``DeviceError`` (a RuntimeError, as in PyTorch, and a
+    ValueError). Surrounding spaces are ignored."""
     if isinstance(device, Device):
         return device
     if not isinstance(device, str):
@@ -134,6 +139,9 @@ def as_device(device: Any) -> Device:
         raise TypeError(f"device must be a string like 'cpu' or 'cuda:0', got {device!r}")
     text = device.strip()
     name, sep, idx = text.partition(":")
-    if not name or (sep and not idx.isdigit()):
-        raise ValueError(f"invalid device string {device!r}: expected 'name' or 'name:index'")
+    if not name or (sep and not (idx.isascii() and idx.isdigit() and
+                                 (idx == "0" or idx[0] != "0"))):
+        raise DeviceError(f"invalid device string {device!r}: expected 'name' or "
+                          "'name:index', the index a non-negative integer without leading "
+                          "zeros")
     return Device(name, int(idx) if sep else None)

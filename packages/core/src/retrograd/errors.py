@@ -9,6 +9,7 @@ __all__ = [
     "DoubleBackwardUnsupported",
     "ShapeError",
     "DTypeError",
+    "DeviceError",
 ]
 
 
@@ -36,3 +37,8 @@ class ShapeError(RetrogradError, ValueError):
 class DTypeError(RetrogradError, TypeError):
     """A dtype that does not fit where PyTorch raises RuntimeError (a seed, a ``.grad``, an
     operand); also a TypeError, for code that catches that."""
+
+
+class DeviceError(RetrogradError, ValueError):
+    """A device string that does not parse (``"cpu:x"``). PyTorch raises RuntimeError ("Invalid
+    device string"); it is also a ValueError, which retrograd raised before."""

@@ -38,7 +38,7 @@ class _Extra:
         self.post_hooks: dict[int, Callable[..., Any]] | None = None
         self.retains_grad = False
         self.acc: Any = None  # weakref to this leaf's AccumulateGrad
-        self.view_epoch = 0
+        self.view_epoch = 0  # the counter's rebase epoch when this view's history was taken
         # how this view derives from its base, when it needs autograd: the steps a view op
         # recorded (see retrograd.ops.view_inplace), replayed to rebase it; None otherwise
         self.view_chain: tuple[tuple[str, Any], ...] | None = None
@@ -270,6 +270,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         if not isinstance(value, bool):
             raise TypeError(f"requires_grad must be a bool, got {type(value).__name__}")
+        self._fresh()  # PyTorch reads the grad_fn of a stale view taken again
         if self.grad_fn is not None:
             if value:
                 return
@@ -283,6 +284,8 @@ class Tensor:
             )
         if value and self._vc is INFERENCE and not is_inference_mode_enabled():
             raise RetrogradError(REQUIRES_GRAD_ERROR)
+        if not value and self._extra is not None and self._extra.view_creation == "no_grad":
+            return  # PyTorch: a view made under no_grad requires grad while its base does
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -340,12 +343,17 @@ class Tensor:
         return self._extra is not None and self._extra.retains_grad
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` (accumulating like a leaf)."""
-        self._fresh()
+        """Keep this non-leaf tensor's gradient in ``.grad`` (accumulating like a leaf).
+        A stale view is taken again first, so the retained gradient is its current
+        version's; a view made under no_grad is a leaf here, stale or not (PyTorch reads
+        ``is_leaf`` without taking the view again)."""
         if not self._requires_grad:
             raise RetrogradError("can't retain_grad on a tensor that has requires_grad=False")
         if self.grad_fn is None:
             return  # leaves keep their grad anyway
+        self._fresh()
+        if self.grad_fn is None:
+            return  # taken again from a base that no longer requires grad
         ex = self._x()
         if ex.retains_grad:
             return
@@ -365,8 +373,8 @@ class Tensor:
             self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
 
     def _fresh(self) -> None:
-        """A view whose base was changed in place by a recorded op takes its history again
-        from the base before it is used (``ops._core._check_view_fresh``)."""
+        """A view whose base was changed in place (by any op, recorded or not) takes its
+        history again from the base before it is used (``ops._core._check_view_fresh``)."""
         if self._base is not None and self._extra is not None:
             from .ops._core import _check_view_fresh
 
@@ -397,16 +405,19 @@ class Tensor:
         return RemovableHandle(table, key)
 
     def register_post_accumulate_grad_hook(self, fn: Callable[[Tensor], None]) -> Any:
-        """``fn(tensor)`` runs after this leaf's ``.grad`` has been written."""
+        """``fn(tensor)`` runs after this leaf's ``.grad`` has been written. PyTorch's order
+        of checks: ``requires_grad``, then ``grad_fn`` -- of a stale view taken again, which
+        refuses a view made under no_grad whose base changed since."""
         from .autograd.node import RemovableHandle, _hook_ids
 
-        if self.grad_fn is not None:
-            raise RetrogradError(
-                "post accumulate grad hooks cannot be registered on non-leaf tensors"
-            )
         if not self._requires_grad:
             raise RetrogradError(
                 "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        self._fresh()
+        if self.grad_fn is not None:
+            raise RetrogradError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
             )
         ex = self._x()
         table = ex.post_hooks

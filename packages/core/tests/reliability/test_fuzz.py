@@ -506,9 +506,12 @@ class AutogradMachine(RuleBasedStateMachine):
             if m is base:
                 continue
             m.value = apply_chain(base.value, m.chain)
-            if recorded:
+            # any in-place change of the base, recorded or not, makes a view of a base with a
+            # history take it again (as PyTorch): retrograd took h again at once after a
+            # recorded write, the others (and h after an unrecorded one) lazily
+            if recorded or (m.node is not None and base.node is not None):
                 m.node = self._derive(base, m.chain)
-                m.stale = m is not h  # retrograd took h again at once, the others lazily
+                m.stale = m is not h or not recorded
 
     def _family(self, h: Handle) -> list[Handle]:
         """``h``'s base and every view of it."""
@@ -623,11 +626,16 @@ class AutogradMachine(RuleBasedStateMachine):
             [root.node], {h.node for h in inputs}, retain,
             lambda: rg.autograd.grad(root.t, [h.t for h in inputs], grad_outputs=outs,
                                      retain_graph=retain, allow_unused=True))
-        self._assert_grads_unchanged(snap)  # E9: grad writes no .grad at all
         if not ok:
+            self._assert_grads_unchanged(snap)  # E13: a failed grad changes no .grad
             return
         reach = self._reach([root.node])
         grads = self._reverse({root.node: np.ones(()) if seed is None else seed}, reach)
+        # E9: no leaf's .grad is written; a retained non-leaf gets its gradient when its node
+        # is reached: on a path to an input, an input itself, or the (single) root
+        targets = {h.node for h in inputs}
+        seen = self._executed_for(reach, targets) | (targets & reach) | {root.node}
+        self._commit(grads, self._interior(seen))
         assert len(res) == len(inputs)
         for i, (h, r) in enumerate(zip(inputs, res)):
             if h.node not in reach:

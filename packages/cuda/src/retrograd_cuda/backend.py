@@ -11,12 +11,21 @@ for ``reference_kernels(cupy)``); the package overrides only:
 
 * the fused backward kernels (``kernels.fused``, sources in ``kernels.sources``);
 * ``index_backward`` (integer-array keys need a scatter-add, ``cupyx.scatter_add``) and
-  ``is_view`` (CuPy can answer it, so in-place ops on non-views are not refused).
+  ``is_view`` (CuPy can answer it, so in-place ops on non-views are not refused);
+* ``check_class_targets`` (cross_entropy's target check: on the device, no sync; a bad target
+  raises at the next sync point -- ``item()``, ``to_numpy``, ``synchronize()`` --, not in
+  ``cross_entropy``: ``kernels.targets``) and ``item`` (one of those sync points).
+
+With more than one GPU, every kernel of the table runs under a device guard
+(``device_guard``): CuPy launches on the *current* device, so an op on ``cuda:1`` arrays
+would otherwise run on ``cuda:0`` (ElementwiseKernels turn on peer access and put the output
+there; raw launches get another device's pointers). One GPU: no guard, no cost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -65,6 +74,35 @@ def _extra_overrides(cupy: Any) -> dict[str, Callable[..., Any]]:
     return {"index_backward": index_backward, "is_view": is_view}
 
 
+def first_device(args: tuple[Any, ...], ndarray: type) -> int | None:
+    """The device of the first array among ``args`` (or inside a list/tuple argument, as
+    ``concat`` and ``stack`` take them); None when no argument is an array."""
+    for a in args:
+        if isinstance(a, ndarray):
+            return a.data.device_id
+        if type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, ndarray):
+                    return b.data.device_id
+    return None
+
+
+def device_guard(fn: Callable[..., Any], ndarray: type, current: Callable[[], int],
+                 enter: Callable[[int], Any]) -> Callable[..., Any]:
+    """``fn`` run with its arrays' device made current (``enter(dev)``, a context manager)
+    when that is not already the current one."""
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        dev = first_device(args, ndarray)
+        if dev is None or dev == current():
+            return fn(*args, **kwargs)
+        with enter(dev):
+            return fn(*args, **kwargs)
+
+    return guarded
+
+
 class CudaBackend(Backend):
     """CuPy storage on NVIDIA GPUs. ``cuda:N`` selects device N; ``cuda`` the current one."""
 
@@ -97,10 +135,21 @@ class CudaBackend(Backend):
                     f"the cuda backend needs CuPy ({exc}); {availability.INSTALL_HINT}"
                 ) from exc
             from .kernels.fused import fused_kernels
+            from .kernels.targets import make_check_class_targets, make_item
 
-            overrides = fused_kernels(reference_kernels(cupy))
+            reference = reference_kernels(cupy)
+            overrides = fused_kernels(reference)
             overrides.update(_extra_overrides(cupy))
+            # cross_entropy's target check on the device, reported at the next sync point
+            # (kernels.targets): item() is one of them
+            overrides["check_class_targets"] = make_check_class_targets(
+                reference["check_class_targets"])
+            overrides["item"] = make_item(reference["item"])
             Backend.__init__(self, self.name, cupy, overrides=overrides, array_type=cupy.ndarray)
+            if availability.probe().device_count > 1:
+                current, enter = cupy.cuda.runtime.getDevice, cupy.cuda.Device
+                self.override(**{name: device_guard(fn, cupy.ndarray, current, enter)
+                                 for name, fn in self.kernels.items()})
 
     # -- protocol -------------------------------------------------------------------------
     def is_available(self) -> bool:
@@ -130,9 +179,14 @@ class CudaBackend(Backend):
         return cupy.asarray(data, dtype=dt)
 
     def to_numpy(self, array: Any) -> Any:
+        """The array on the host. A sync point: a pending ``check_class_targets`` failure
+        (cross_entropy's bad target) is raised here first (``kernels.targets``)."""
         import numpy
 
         if isinstance(array, self.array_type):
+            from .kernels.targets import check_pending
+
+            check_pending()
             return self.xp.asnumpy(array)
         return numpy.asarray(array)
 
@@ -149,10 +203,24 @@ class CudaBackend(Backend):
         return self.xp.cuda.Device(check_index(index, state.device_count))
 
     def synchronize(self, index: int | None = None) -> None:
-        """Wait for the device's queued work (benchmarks and tests time with this)."""
+        """Wait for the device's queued work (benchmarks and tests time with this), then
+        raise a pending ``check_class_targets`` failure, if any (``kernels.targets``)."""
         cupy = self._require()
         with self.use_device(index):
             cupy.cuda.get_current_stream().synchronize()
+        from .kernels.targets import check_pending
+
+        check_pending()
+
+    def current_index(self) -> int:
+        """The current CUDA device (what ``"cuda"`` without an index means, as in PyTorch);
+        0 where CuPy, the driver or a GPU is missing (never raises)."""
+        if not availability.probe().ok:
+            return 0
+        try:
+            return int(self.xp.cuda.runtime.getDevice())
+        except Exception:
+            return 0
 
     def __repr__(self) -> str:
         state = "materialized" if "kernels" in self.__dict__ else "lazy"

@@ -22,13 +22,20 @@ def _seq(x: Any, what: str) -> list[Any]:
     raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got {type(x).__name__}")
 
 
+def _check_inputs(inputs: list[Any]) -> None:
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise RetrogradError(
+                "all inputs have to be Tensors or GradientEdges, but got "
+                f"{type(t).__name__} (inputs[{i}]; retrograd takes Tensors only)"
+            )
+
+
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves they reach
     (only into ``inputs`` when given)."""
     roots = _seq(tensors, "tensors")
-    if not roots:
-        raise RetrogradError("backward: no tensors to differentiate")
     seeds = _seq(grad_tensors, "grad_tensors") if grad_tensors is not None else [None] * len(roots)
     if len(seeds) != len(roots):
         if len(seeds) < len(roots):
@@ -40,13 +47,14 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         input_list = _seq(inputs, "inputs")
         if not input_list:
             raise RetrogradError("`inputs` argument to `backward()` cannot be empty.")
-        for i, t in enumerate(input_list):
-            if t is None:
-                raise RetrogradError(f"backward: all inputs have to be Tensors, but "
-                                     f"inputs[{i}] is None")
+        _check_inputs(input_list)
     for i, r in enumerate(roots):
         if r is None:
             raise RetrogradError(f"backward: tensors[{i}] is None")
+    if not roots:  # nothing to differentiate: a no-op, as in PyTorch
+        for t in input_list or ():
+            t.retain_grad()  # still refuses an input that does not require grad
+        return
     run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=input_list, fuse=None)
 
@@ -58,14 +66,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     not depend on raises unless ``allow_unused`` (then None) or ``materialize_grads`` (zeros)."""
     roots = _seq(outputs, "outputs")
     input_list = _seq(inputs, "inputs")
-    if not roots:
-        raise RetrogradError("grad: outputs is empty")
     if not input_list:
         raise RetrogradError("`inputs` argument to `grad()` cannot be empty.")
-    for i, t in enumerate(input_list):
-        if t is None:
-            raise RetrogradError(f"grad: all inputs have to be Tensors, but inputs[{i}] is "
-                                 "None")
+    _check_inputs(input_list)
     for i, t in enumerate(roots):
         if t is None:
             raise RetrogradError(f"grad: outputs[{i}] is None")
@@ -81,8 +84,17 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise ValueError("Expected allow_unused to be True or not passed when "
                              "materialize_grads=True, but got: allow_unused=False.")
         allow_unused = True
-    result = run_grad(roots, list(seeds), input_list, retain_graph=retain_graph,
-                      create_graph=create_graph, fuse=None)
+    if roots:
+        result = run_grad(roots, list(seeds), input_list, retain_graph=retain_graph,
+                          create_graph=create_graph, fuse=None)
+    else:  # no outputs: every input is unused (PyTorch's answer too)
+        for i, t in enumerate(input_list):
+            if not t.requires_grad:
+                raise RetrogradError(
+                    f"One of the differentiated Tensors does not require grad: inputs[{i}] "
+                    f"(shape {t.shape}) cannot receive a gradient"
+                )
+        result = [None] * len(input_list)
     out = []
     for i, (g, t) in enumerate(zip(result, input_list)):
         if g is None:
@@ -94,8 +106,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RetrogradError(
-                    f"grad: input {i} (shape {t.shape}) appears to not have been used in the "
-                    "graph; set allow_unused=True if this is the desired behavior"
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior. "
+                    f"(inputs[{i}] has shape {t.shape})"
                 )
         out.append(g)
     return tuple(out)

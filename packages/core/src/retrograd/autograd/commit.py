@@ -296,17 +296,35 @@ def _run_hooks(staged: dict[Any, Any], after_commit: Sequence[tuple[Any, Any]],
     for leaf in staged:
         ex = leaf._extra
         if ex is not None and ex.post_hooks:
-            for fn in list(ex.post_hooks.values()):
-                res = fn(leaf)
-                if res is not None:
-                    raise TypeError(f"expected Variable, but hook returned "
-                                    f"'{type(res).__name__}' (a post accumulate grad hook "
-                                    "must return None)")
+            _leaf_post_hooks(leaf, list(ex.post_hooks.values()))
         entry = node_post.pop(leaf, None)
         if entry is not None:
             _node_post_hooks(*entry, create_graph)
     for entry in node_post.values():  # a leaf whose gradient all hooks dropped
         _node_post_hooks(*entry, create_graph)
+
+
+def _leaf_post_hooks(leaf: Any, fns: list[Any]) -> None:
+    """PyTorch's ``_call_hooks`` for post-accumulate-grad hooks: a hook returning None or the
+    tensor it was given changes nothing; anything else is checked as a gradient would be (a
+    non-tensor is a TypeError, a new size or dtype a RuntimeError), replaces the argument of
+    the hooks after it, and once all have run is refused ("should return None")."""
+    from .hooks import _from_hook
+
+    arg, modified = leaf, False
+    for fn in fns:
+        res = fn(arg)
+        if res is None or res is arg:
+            continue
+        if not isinstance(res, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}' (a "
+                            "post accumulate grad hook must return None)")
+        arg = _from_hook(res, arg, "a post accumulate grad hook", True, fn)
+        modified = True
+    if modified:
+        raise RetrogradError("Tensor post accumulate grad hooks should return None. (a "
+                             "hook returned a new tensor; read and change tensor.grad "
+                             "in place instead)")
 
 
 def _node_post_hooks(node: Any, buf: list[Any], create_graph: bool) -> None:

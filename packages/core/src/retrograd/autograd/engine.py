@@ -2,6 +2,7 @@
 
     order   = reverse of an iterative DFS post-order from the roots   (E1; no recursion)
     prune   = keep only nodes on a path to a requested input          (grad / inputs=)
+              (and a lone root off it, for its hooks: PyTorch's exec_info rule)
     fuse    = substitute fused nodes for this walk only                (E12)
     walk    = per node: pending -> hooks -> validate_versions -> apply -> release_saved,
               contributions summed per input slot in ``pending``       (E2, E5, E7)
@@ -18,6 +19,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ..backends.host import quiet_add
 from ..errors import GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
@@ -27,6 +29,15 @@ from .anomaly import check_outputs, warn_error_in
 from .commit import commit
 from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
+
+# PyTorch's message for a walk through a released node (``function._FREED`` too)
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
            "topo_order"]
@@ -221,21 +232,28 @@ def topo_order(roots: Sequence[Node], walk: _Walk | None = None) -> list[Node]:
     return order
 
 
-def _prune(order: list[Node], targets: set[Node]
-           ) -> tuple[list[Node], dict[Node, tuple[Any, ...]], set[Node]]:
-    """For ``grad``/``inputs=``: the nodes that reach a target, the set ``run`` of those that
-    must run to feed one, and ``masks``: for a node of ``run`` with an edge that reaches no
-    target, the ``needs`` its rule gets (that edge masked to None, so its gradient is never
-    computed)."""
+def _prune(order: list[Node], targets: dict[Node, Any], captures: dict[Node, Any] | None,
+           lone_root: Node | None
+           ) -> tuple[list[Node], dict[Node, tuple[Any, ...]], dict[Node, Any]]:
+    """For ``grad``/``inputs=``, PyTorch's rule (its ``exec_info``): a node *runs* when an
+    edge of it reaches a node that runs or is a target; a target runs when it is needed that
+    way, and always for ``backward(inputs=)`` (``captures`` None: the walk accumulates).
+
+    Returns the nodes that reach a target (in order), ``masks``: for a running node with
+    an edge that reaches no target, the ``needs`` its rule gets (that edge masked to None, so
+    its gradient is never computed), and ``marks``: per node of the order that needs a look
+    before it runs, its ``captures`` entry (``autograd.grad``: the slots it is requested by,
+    else None) and whether it is *idle*: a target that does not run, or the lone root (a
+    single root, as PyTorch's engine starts at that root itself) on no path to a target.
+    An idle node gets its tensors' hooks and ``retain_grad``, then its captures, and stops
+    there (no pre-hooks, no rule)."""
     reach: set[Node] = set()
-    run: set[Node] = set()
     masks: dict[Node, tuple[Any, ...]] = {}
+    marks: dict[Node, Any] = {}
     for node in reversed(order):  # children before parents
         nx = node._next
         if type(nx) is not tuple:  # bare: one edge (autograd.node.next_entries)
-            if nx in reach:
-                run.add(node)
-                reach.add(node)
+            hit = nx in reach
         else:
             hit = miss = False
             for edge in nx:
@@ -244,15 +262,22 @@ def _prune(order: list[Node], targets: set[Node]
                         hit = True
                     else:
                         miss = True
-            if hit:
-                run.add(node)
-                reach.add(node)
-                if miss:
-                    masks[node] = tuple(e if e is not None and edge_node(e) in reach else None
-                                        for e in nx)
+            if hit and miss:
+                masks[node] = tuple(e if e is not None and edge_node(e) in reach else None
+                                    for e in nx)
+        if hit:  # it runs
+            reach.add(node)
         if node in targets:
             reach.add(node)
-    return [n for n in order if n in reach], masks, run
+            if captures is not None:
+                marks[node] = (not hit, captures[node])
+            elif not hit and nx:  # backward(inputs=): it runs, its gradients go nowhere
+                masks[node] = (None,) * len(next_entries(node))
+    pruned = [n for n in order if n in reach]
+    if lone_root is not None and lone_root not in reach:
+        pruned.insert(0, lone_root)  # the first of the order: nothing runs before it
+        marks[lone_root] = (True, None)
+    return pruned, masks, marks
 
 
 # ------------------------------------------------------------------------------------------
@@ -278,7 +303,9 @@ class Engine:
     def grad(root: Any, inputs: Sequence[Any], grad_seed: Any = None, retain_graph: bool = False,
              create_graph: bool = False, *, fuse: bool | None = None) -> list[Any]:
         """Gradients of ``root`` w.r.t. ``inputs``, one entry per input (None where an input
-        lies outside the graph); reads and writes no ``.grad`` at all."""
+        lies outside the graph). Reads and writes no leaf's ``.grad``; a non-leaf tensor that
+        ``retain_grad()``-s gets its gradient in ``.grad`` when the walk reaches it, as in
+        PyTorch (committed with E13's all-or-nothing)."""
         roots, seeds = _roots_and_seeds(root, grad_seed)
         if inputs is None:
             raise RetrogradError("Engine.grad: inputs is None")
@@ -324,7 +351,8 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool 
         data = be.ops.ones(root._data.shape, root._data.dtype)
         return Tensor(data, be) if create_graph else data
     if not isinstance(seed, Tensor):
-        raise TypeError(f"gradient for root {i} must be a Tensor, got {type(seed).__name__}")
+        raise TypeError(f"gradients can be either Tensors or None, but got "
+                        f"{type(seed).__name__} (the gradient for root {i})")
     if seed.backend is not be or seed.device != root.device:
         raise RetrogradError(
             f"gradient for root {i} is on device {seed.device} but the root is on "
@@ -332,14 +360,20 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool 
         )
     if seed.shape != root.shape:
         raise ShapeError(
-            f"Mismatch in shape: grad_output[{i}] has a shape of {seed.shape} and output[{i}] "
-            f"has a shape of {root.shape}"
+            f"Mismatch in shape: grad_output[{i}] has a shape of {_size(seed.shape)} and "
+            f"output[{i}] has a shape of {_size(root.shape)}."
         )
     if seed._data.dtype != root._data.dtype:
         from ..ops.conversion import to
 
         seed = to(seed, root.dtype)  # PyTorch casts the seed (differentiably)
     return seed if create_graph else seed._data
+
+
+def _size(shape: Sequence[int]) -> str:
+    """A shape as PyTorch prints it in its messages (``torch.Size([2, 3])``), so that a
+    message matched against PyTorch's matches retrograd's too."""
+    return "torch.Size([" + ", ".join(str(int(s)) for s in shape) + "])"
 
 
 def _fresh(t: Any) -> None:
@@ -351,12 +385,16 @@ def _fresh(t: Any) -> None:
         _check_view_fresh(t)
 
 
-def _root_edge(i: int, root: Any) -> tuple[Node | None, int]:
+def _root_edge(i: int, root: Any) -> tuple[Node, int]:
+    """Where the seed of root ``i`` goes: its grad_fn, or a leaf's accumulator. A root with
+    neither -- one that does not require grad, or a view made under no_grad of a tensor that
+    does (it requires grad but has no accumulator, as in PyTorch) -- is refused."""
     _fresh(root)
     if root.grad_fn is not None:
         return (root.grad_fn, root._output_nr)
-    if root._requires_grad:
-        return (accumulator_of(root), 0)
+    acc = accumulator_of(root) if root._requires_grad else None
+    if acc is not None:
+        return (acc, 0)
     raise RetrogradError(
         f"element {i} of tensors does not require grad and does not have a grad_fn "
         f"(shape {root.shape}): nothing to differentiate"
@@ -373,14 +411,20 @@ def run_grad(roots: list[Any], seeds: list[Any], inputs: list[Any], *,
     return _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=False)
 
 
-def _capture_targets(inputs: list[Any]) -> dict[Node, dict[int, list[int]]]:
+def _capture_targets(inputs: list[Any], accumulate: bool) -> dict[Node, dict[int, list[int]]]:
     """Map each requested input to the node slot where its total gradient arrives:
-    a leaf by its AccumulateGrad, an interior tensor by its grad_fn and output slot."""
+    a leaf by its AccumulateGrad, an interior tensor by its grad_fn and output slot.
+
+    For ``backward(inputs=)`` (``accumulate``) each input is made to ``retain_grad()`` first,
+    for good, as PyTorch does: that is what fills an interior input's ``.grad`` (a leaf's
+    is filled anyway), and it refuses an input that does not require grad."""
     captures: dict[Node, dict[int, list[int]]] = {}
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
         _fresh(t)
+        if accumulate:
+            t.retain_grad()
         if not t._requires_grad:
             raise RetrogradError(
                 f"One of the differentiated Tensors does not require grad: inputs[{i}] (shape "
@@ -470,39 +514,37 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
     seed_values = []
     for i, r in enumerate(roots):
         seed_values.append(_make_seed(i, r, seeds[i], create_graph, implicit_seed))
-    captures = _capture_targets(inputs) if inputs is not None else None
+    targets = _capture_targets(inputs, accumulate) if inputs is not None else None
+    captures = targets if not accumulate else None  # autograd.grad's: what it returns
     tracer = _tracer_state.tracer
     walk = _Walk()
     prev_grad_mode = _grad.enabled
     state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
     ok = False
     try:
-        order = topo_order([edge[0] for edge in root_edges if edge[0] is not None], walk)
+        order = topo_order([edge[0] for edge in root_edges], walk)
         if len(order) >= _GC_PAUSE_MIN_NODES:
             _pause_gc(walk)  # recorded by the call itself: released in both places below
-        if captures is not None:
-            order, state.masks, state.run = _prune(order, set(captures))
+        if targets is not None:
+            order, state.masks, state.marks = _prune(
+                order, targets, captures, root_edges[0][0] if len(root_edges) == 1 else None)
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
-            order = _fusion_pass()(order, captures, retain)
+            order = _fusion_pass()(order, targets, retain)
         pending = state.pending
         for (node, nr), seed in zip(root_edges, seed_values):
-            if node is None:  # a view made under no_grad: its gradient goes nowhere
-                continue
             buf = pending.get(node)
             if buf is None:
                 buf = pending[node] = [None] * node._nin
-            buf[nr] = seed if buf[nr] is None else buf[nr] + seed
+            buf[nr] = seed if buf[nr] is None else quiet_add(buf[nr], seed)
         if tracer is not None:
             tracer.event("begin", roots=roots, order=list(order))
             for (node, nr), seed in zip(root_edges, seed_values):
-                if node is None:
-                    continue
                 tracer.event("arrive", node=node, slot=nr, value=arr(seed),
                              total=arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
         try:
-            if captures is None and tracer is None and not create_graph and \
+            if targets is None and tracer is None and not create_graph and \
                     not _anomaly.enabled:
                 _run_plain(order, state)
             else:
@@ -529,7 +571,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                 "have to use this function, make sure to reset the .grad fields of your "
                 "parameters to None after use to break the cycle and avoid the leak.",
                 UserWarning, stacklevel=4)
-        if accumulate:
+        if accumulate or state.retained:  # autograd.grad fills retained .grad too (E9)
             commit(state.staged, state.retained, seed_values, create_graph, tracer,
                    state.after_commit)
         ok = True
@@ -554,7 +596,7 @@ class _WalkState:
     """Everything one walk accumulates: pending contributions, staged leaf grads, captures."""
 
     __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
-                 "pending", "staged", "retained", "captured", "run", "masks", "current",
+                 "pending", "staged", "retained", "captured", "marks", "masks", "current",
                  "after_commit")
 
     def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
@@ -569,7 +611,8 @@ class _WalkState:
         self.staged: dict[Any, Any] = {}
         self.retained: list[tuple[Any, Any]] = []
         self.captured: list[Any] = [None] * len(inputs) if inputs is not None else []
-        self.run: set[Node] | None = None
+        # from _prune: node -> (idle, captured slots or None), for the few nodes that need it
+        self.marks: dict[Node, Any] | None = None
         self.masks: dict[Node, tuple[Any, ...]] = {}
         self.current: Node | None = None
         # AccumulateGrad nodes with post-hooks, and the gradient each got: run after commit
@@ -636,7 +679,7 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                     elif b[0] is None:
                         b[0] = g
                     else:
-                        b[0] = b[0] + g
+                        b[0] = quiet_add(b[0], g)
             else:
                 for edge, g in zip(nexts, outs):
                     if edge is None or g is None:
@@ -652,7 +695,7 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                     elif b[nr] is None:
                         b[nr] = g
                     else:
-                        b[nr] = b[nr] + g
+                        b[nr] = quiet_add(b[nr], g)
             # drop this frame's references: a pending slot may then be the sole owner of
             # its gradient (the fused nodes work in place in it), and a consumed gradient is
             # freed before the next node allocates
@@ -675,25 +718,22 @@ def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
 
 
 def _raise_freed(node: Node) -> None:
-    raise GraphFreedError(
-        f"Trying to backward through the graph a second time: {node.name()} was already "
-        "released by an earlier backward (saved tensors freed). Specify retain_graph=True on "
-        "the first backward call if you need to backward twice."
-    )
+    raise GraphFreedError(f"{_FREED} ({node.name()} was already released by an earlier "
+                          "backward)")
 
 
 def _raise_count(node: Node, outs: Any, nexts: Any) -> None:
     raise RetrogradError(
-        f"{node.name()} returned {len(outs)} gradients but expected {len(nexts)} "
-        "(one per input of its forward)"
+        f"function {node.name()} returned an incorrect number of gradients (expected "
+        f"{len(nexts)}, got {len(outs)}; one per input of its forward)"
     )
 
 
 def _run_order(order: list[Node], st: _WalkState) -> None:
     """The walk proper: one pass over ``order``; the hot loop of the engine."""
     pending = st.pending
-    captures = st.captures
-    run = st.run
+    marks = st.marks
+    captured = st.captured
     masks = st.masks
     create_graph = st.create_graph
     retain = st.retain
@@ -708,37 +748,41 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             continue
         st.current = node
         is_acc = type(node) is acc_type
-        # PyTorch's order: the tensors' hooks (and retain_grad), then what autograd.grad
-        # captures, then the node's own pre-hooks; an AccumulateGrad's post-hooks run after
-        # the commit (they see the new .grad)
+        # PyTorch's order: the tensors' hooks (and retain_grad), then the node's own
+        # pre-hooks, the node, its post-hooks; an AccumulateGrad's post-hooks run after the
+        # commit (they see the new .grad). A node marked by _prune is requested by
+        # autograd.grad (captured before the tensors' hooks if it runs, after them if it is
+        # idle), or idle: its tensors' hooks only
+        mark = marks.get(node) if marks is not None else None
+        if mark is not None:
+            idle, slots = mark
+            if idle:
+                if is_acc:
+                    buf = leaf_hooks(node.variable, buf, create_graph)
+                elif node._hooks is not None:
+                    buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
+                if tracer is not None:
+                    tracer.event("ready", node=node, grads=[arr(g) for g in buf])
+            if slots is not None:
+                for slot, idxs in slots.items():
+                    for i in idxs:
+                        captured[i] = buf[slot]
+            if idle:
+                continue
         if is_acc:
             buf = leaf_hooks(node.variable, buf, create_graph)
-        elif node._hooks is not None:
-            buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
-        if tracer is not None:
-            tracer.event("ready", node=node, grads=[arr(g) for g in buf])
-        if captures is not None and node in captures:
-            for slot, idxs in captures[node].items():
-                for i in idxs:
-                    st.captured[i] = buf[slot]
-                if st.accumulate and buf[slot] is not None and not is_acc and \
-                        not st.inputs[idxs[0]].retains_grad:  # else retain_grad writes it
-                    st.retained.append((st.inputs[idxs[0]], buf[slot]))
-            if is_acc and not st.accumulate:
-                continue
-            if not is_acc and run is not None and node not in run:
-                continue
-        if is_acc:
+            if tracer is not None:
+                tracer.event("ready", node=node, grads=[arr(g) for g in buf])
             _accumulate_hooked(node, buf, st)
             continue
         if node._hooks is not None:
+            buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
+        if tracer is not None:
+            tracer.event("ready", node=node, grads=[arr(g) for g in buf])
+        if node._hooks is not None:
             buf = node_pre_hooks(node, buf, create_graph)
         if node._released:
-            raise GraphFreedError(
-                f"Trying to backward through the graph a second time: {node.name()} was "
-                "already released by an earlier backward (saved tensors freed). Specify "
-                "retain_graph=True on the first backward call if you need to backward twice."
-            )
+            _raise_freed(node)
         stamps = node._versions  # flat: (counter, snapshot, saved index) * k
         if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
             node.validate_versions()
@@ -794,7 +838,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             elif b[nr] is None:
                 b[nr] = g
             else:
-                b[nr] = b[nr] + g
+                b[nr] = quiet_add(b[nr], g)
             if tracer is not None:
                 tracer.event("arrive", node=nxt, slot=nr, value=arr(g), total=arr(b[nr]),
                              source=node)

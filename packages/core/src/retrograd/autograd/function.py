@@ -480,9 +480,23 @@ class Function:
     vjp = backward  # an alias: a subclass overrides one of the two
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # as PyTorch: instantiating warns; calling the instance (the legacy style) raises
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself. "
+            "Instantiating an autograd function will raise an error in a future version.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = type(self).__name__
         raise RetrogradError(
-            f"{type(self).__name__} is a Function: call {type(self).__name__}.apply(...), "
-            "not the constructor"
+            "Legacy autograd function with non-static forward method is deprecated. "
+            "Please use new-style autograd function with static forward method. "
+            "(Example: https://pytorch.org/docs/stable/autograd.html"
+            f"#torch.autograd.Function) Call {name}.apply(...) on the class, with "
+            "forward(ctx, ...) and backward(ctx, ...) static methods."
         )
 
     @classmethod

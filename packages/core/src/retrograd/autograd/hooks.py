@@ -39,6 +39,9 @@ def _from_hook(result: Any, old: Any, what: str, create_graph: bool, fn: Any = N
     if result is None:
         return old
     name = _hook_name(fn)
+    if old is None:  # checked first, as PyTorch does
+        raise RetrogradError(f"can't replace a None gradient with a non-None value (hook "
+                             f"'{name}': {what})")
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}' "
                         f"({what} must return a Tensor or None)")
@@ -75,14 +78,17 @@ def tensor_pre_hooks(node: Node, buf: list[Any], retained: list[Any],
                      create_graph: bool) -> list[Any]:
     """The hooks registered on the tensors ``node`` produced, then ``retain_grad`` (which
     always sees the gradient after every hook, as in PyTorch). What ``autograd.grad``
-    captures for an interior tensor is the result of these, before ``node_pre_hooks``."""
+    captures for an interior tensor is the result of these when its node is idle (nothing
+    upstream requested), the gradient before them when the node runs (engine ``_prune``)."""
     hooks = node._hooks
     if hooks is None:
         return buf
     backend = getattr(node, "_backend", None)
     if hooks.tensor_pre:
+        # an output that got no gradient (another output of the node did) still has its
+        # hooks called, with None, as in PyTorch; retain_grad skips it
         for slot, table in hooks.tensor_pre.items():
-            if table and buf[slot] is not None:
+            if table:
                 be = backend or backend_of(buf[slot])
                 buf[slot] = _tensor_hook_chain(table, buf[slot], be,
                                                f"hook on the output {slot} of {node.name()}",

@@ -81,6 +81,22 @@ class Backend:
     def use_device(self, index: int | None) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
+    def current_index(self) -> int:
+        """The index a device written without one (``"cuda"``) means now: the backend's
+        current device (PyTorch's ``ensure_has_index``). Only multi-device backends are asked
+        (``multi_device``); the default, 0, suits one that has no notion of a current device.
+        Must not raise: a backend whose device is missing answers 0."""
+        return 0
+
+    def normalize_device(self, device: Device) -> Device:
+        """``device`` with its index filled in as ``current_index()`` where it has none, on a
+        multi-device backend; unchanged otherwise. A one-device backend's devices carry no
+        index (PyTorch's rule for ``cpu``: ``t.to("cpu")`` is ``t``, ``t.to("cpu:0")`` a
+        copy)."""
+        if device.index is not None or not self.multi_device:
+            return device
+        return Device(device.type, self.current_index())
+
     # -- helpers the core uses ----------------------------------------------------------------
     def device_of(self, array: Any) -> Device:
         return Device(self.name, self.device_index(array))

@@ -1,4 +1,11 @@
-"""The ``cpu`` backend: NumPy arrays, with a few kernels NumPy does faster than the reference."""
+"""The ``cpu`` backend: NumPy arrays, with a few kernels NumPy does faster than the reference.
+
+Every kernel that computes runs with NumPy's floating-point errors ignored (``host.quiet``):
+``log(0)``, ``1 / 0``, ``exp(1000)`` or ``inf - inf`` give PyTorch's values and, as in
+PyTorch, no ``RuntimeWarning`` -- forward and backward -- while the user's own NumPy state
+(``np.seterr``) is left as it was. Only kernels that cannot raise one (shape and view
+kernels, creation, comparisons of ``g`` with 0 ...) are left bare: see ``_NO_FP_ERRORS``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ import numpy as np
 
 from .base import Backend
 from .gemm import matmul_wt
+from .host import quiet, quiet_call
+from .reference import COMPOSITES
 from .summation import mean_numpy, sum_numpy
 
 __all__ = ["NumpyBackend", "backend"]
@@ -43,7 +52,10 @@ def _relu(x: Any) -> Any:
 
 
 def _relu_backward(g: Any, y: Any) -> Any:
-    return g * (y > 0)
+    """PyTorch's ``threshold_backward(g, y, 0)``: 0 where ``y <= 0``, else ``g`` -- a
+    selection, not ``g * (y > 0)``: an inf or nan ``g`` gives 0 where ``y <= 0`` (inf * 0
+    would be nan), and a nan ``y`` passes ``g`` (nan > 0 is false)."""
+    return np.where(y <= 0, 0, g)
 
 
 def _relu_backward_(g: Any, y: Any) -> Any:
@@ -51,7 +63,7 @@ def _relu_backward_(g: Any, y: Any) -> Any:
     if (type(g) is not np.ndarray or g.shape != y.shape or g.dtype != y.dtype
             or not g.flags.writeable):
         return _relu_backward(g, y)
-    np.multiply(g, y > 0, out=g)
+    np.putmask(g, y <= 0, 0)
     return g
 
 
@@ -143,11 +155,21 @@ def _cross_entropy_backward(g: Any, x: Any, logp: Any, target: Any, reduction: s
 
 
 def _expand(x: Any, shape: tuple[int, ...]) -> Any:
+    """``np.broadcast_to``: a read-only view of ``x`` (PyTorch's ``expand`` is a view, and
+    refuses an in-place op that would write one element twice). Two cases differ:
+
+    * one element (the common gradient of a full reduction): the same view, built by the
+      ``ndarray`` constructor on ``x``'s memory, about 4x faster than ``broadcast_to``;
+    * no element: a *writable* view of none of ``x``'s elements -- PyTorch lets an in-place
+      op write into an empty expanded tensor (nothing), and counts it as a write."""
     if x.shape == shape:
         return x
-    if x.size == 1:  # the common gradient of a full reduction: fill, skipping broadcast_to
-        out = np.empty(shape, dtype=x.dtype)
-        out[...] = x  # np.copyto's semantics without its Python-level dispatch
+    if 0 in shape:
+        np.broadcast_to(x, shape)  # raises ValueError where ``x`` cannot expand to ``shape``
+        return x[None][:0].reshape(shape)
+    if x.size == 1 and x.ndim <= len(shape):
+        out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+        out.flags.writeable = False
         return out
     return np.broadcast_to(x, shape)
 
@@ -183,7 +205,38 @@ def _pow(x: Any, p: Any) -> Any:
 def _is_view(result: Any, base: Any) -> bool:
     if type(result) is np.ndarray and result.base is None and result is not base:
         return False  # it owns its memory, and a new array cannot be what ``base`` views
-    return isinstance(result, np.ndarray) and np.may_share_memory(result, base)
+    if not isinstance(result, np.ndarray):
+        return False
+    if result.size == 0 or base.size == 0:
+        # an empty array shares no byte with anything (may_share_memory says False): it is
+        # a view when NumPy made it from ``base``'s memory -- the two ``base`` chains end at
+        # one owner -- as ``t[1:]`` of a 1-row tensor, ``x[:, :0]`` or the reshape or
+        # expand of an empty tensor are views in PyTorch
+        return _owner(result) is _owner(base)
+    return np.may_share_memory(result, base)
+
+
+def _owner(a: Any) -> Any:
+    """The object that owns ``a``'s memory: the end of its chain of ``base`` arrays."""
+    while isinstance(a, np.ndarray):
+        b = a.base
+        if b is None:
+            return a
+        a = b
+    return a
+
+
+# Kernels that raise no floating-point error whatever their operands: they move, select or
+# create values (a comparison or selection against an integer 0 casts nothing), or combine
+# other kernels through ``F`` (the composites of ``reference.COMPOSITES`` not replaced here,
+# which reach the quiet kernels). Every other kernel runs with the errors ignored.
+_NO_FP_ERRORS = frozenset({
+    "reshape", "permute", "unsqueeze", "squeeze", "matrix_transpose", "expand", "getitem",
+    "concat", "stack", "copy", "zeros", "ones", "empty", "zeros_like", "ones_like", "arange",
+    "item", "may_alias", "is_view", "isnan", "isinf", "any_nonfinite", "logical_and",
+    "index_zero", "one_hot", "neg", "abs", "sign", "tanh", "relu", "relu_backward",
+    "relu_backward_", "amax", "sigmoid", "check_class_targets",
+})
 
 
 class NumpyBackend(Backend):
@@ -226,14 +279,24 @@ class NumpyBackend(Backend):
             },
             array_type=np.ndarray,
         )
+        self.override(**{
+            name: quiet(fn) for name, fn in self.kernels.items()
+            if name not in _NO_FP_ERRORS and not _is_bound_composite(name, fn)
+        })
 
     def asarray(self, data: Any, dtype: Any = None) -> Any:
-        if dtype is None:
+        if dtype is None:  # no cast: nothing can overflow
             return np.asarray(data)
-        return np.asarray(data, dtype=self.xp_dtype(dtype))
+        return quiet_call(np.asarray, data, dtype=self.xp_dtype(dtype))
 
     def to_numpy(self, array: Any) -> Any:
         return np.asarray(array)
+
+
+def _is_bound_composite(name: str, fn: Any) -> bool:
+    """Whether kernel ``name`` is a reference composite bound to the backend's op namespace
+    (it runs the namespace's kernels, quiet themselves), not a NumPy override."""
+    return name in COMPOSITES and getattr(fn, "func", None) is COMPOSITES[name]
 
 
 backend = NumpyBackend()

@@ -20,7 +20,32 @@ from typing import Any
 
 from .summation import blocked_mean, blocked_sum
 
-__all__ = ["reference_kernels", "COMPOSITES", "bind_composites", "normalize_dims"]
+__all__ = [
+    "reference_kernels",
+    "COMPOSITES",
+    "bind_composites",
+    "normalize_dims",
+    "class_target_error",
+    "IGNORE_INDEX",
+]
+
+#: PyTorch's default ``ignore_index`` of ``cross_entropy``: a target of this value leaves the
+#: sample out there; retrograd does not support it and says so.
+IGNORE_INDEX = -100
+
+
+def class_target_error(value: int | None, num_classes: int) -> Exception:
+    """The error ``check_class_targets`` raises: PyTorch's ``IndexError("Target 5 is out of
+    bounds.")`` for the first target (in order) outside ``[0, num_classes)`` -- ``value`` --,
+    or, where the only such targets are ``IGNORE_INDEX`` (``value`` None), the refusal of
+    PyTorch's ``ignore_index``. One function, so that a backend that checks on its device
+    (and reports later) raises the very same words."""
+    if value is None:
+        return NotImplementedError(
+            f"cross_entropy: a target of {IGNORE_INDEX} (PyTorch's default ignore_index, which "
+            "leaves the sample out) is not supported")
+    return IndexError(f"Target {value} is out of bounds. (cross_entropy: class indices must be "
+                      f"in [0, {num_classes}))")
 
 
 _NO_BASE = object()  # may_alias: the array type has no ``base`` attribute
@@ -46,7 +71,8 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
 # composite backward formulas: written against F, run on raw arrays or on differentiable ops
 # ---------------------------------------------------------------------------------------------
 def relu_backward(F: Any, g: Any, y: Any) -> Any:
-    return F.where(F.gt(y, 0), g, 0.0)
+    # PyTorch's threshold_backward: 0 where y <= 0, else g (a nan y passes g)
+    return F.where(F.le(y, 0), 0.0, g)
 
 
 def tanh_backward(F: Any, g: Any, y: Any) -> Any:
@@ -152,7 +178,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
 
     def relu(x: Any) -> Any:
-        return xp.where(x > 0, x, xp.zeros_like(x))
+        return xp.where(x <= 0, xp.zeros_like(x), x)  # relu(nan) is nan, as in PyTorch
 
     # Every sum below is blocked (summation.py): a library's own sum may add the rows of a
     # strided axis one after another (NumPy does), losing precision with the row count.
@@ -194,6 +220,22 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         if reduction == "sum":
             return blocked_sum(xp, losses), logp
         return losses, logp
+
+    def check_class_targets(target: Any, num_classes: int) -> None:
+        """Raise ``class_target_error`` unless every class index in ``target`` (any shape, an
+        integer array) lies in ``[0, num_classes)``. Checked where the array lives and then
+        read as one bool (on a host backend no copy; on a device backend this is a
+        device-to-host sync, which a device backend avoids by overriding this kernel with one
+        that reports later: see docs/vendors.md)."""
+        flat = xp.reshape(target, (-1,))
+        bad = (flat < 0) | (flat >= num_classes)
+        if not bool(xp.any(bad)):
+            return
+        bad = bad & (flat != IGNORE_INDEX)
+        if not bool(xp.any(bad)):
+            raise class_target_error(None, num_classes)
+        first = int(xp.argmax(xp.astype(bad, xp.int8)))
+        raise class_target_error(int(flat[first]), num_classes)
 
     def one_hot(target: Any, like: Any) -> Any:
         classes = xp.arange(like.shape[-1], dtype=target.dtype)
@@ -337,6 +379,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "softmax": softmax,
         "log_softmax": log_softmax,
         "cross_entropy_forward": cross_entropy_forward,
+        "check_class_targets": check_class_targets,
         "one_hot": one_hot,
         "ce_probs": ce_probs,
         "matrix_transpose": matrix_transpose,

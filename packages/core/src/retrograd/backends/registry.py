@@ -100,12 +100,18 @@ def get_backend(name: str) -> Backend:
 
 
 def backend_for_device(device: Any) -> tuple[Backend, Device]:
-    """Resolve a device spec to its backend; raises if the backend is unavailable."""
+    """Resolve a device spec to its backend; raises if the backend is unavailable, with the
+    backend's own ``unavailable_reason()`` (no driver, no GPU, a library missing) when it has
+    one: "not available" alone gives a user nothing to act on."""
     dev = as_device(device if device is not None else "cpu")
     backend = get_backend(dev.type)
     if not backend.is_available():
-        raise RetrogradError(
-            f"device {str(dev)!r} is not available: backend {backend.name!r} reports "
-            "is_available() == False (no device or driver on this machine)"
-        )
+        try:
+            reason = str(getattr(backend, "unavailable_reason", lambda: "")() or "").strip()
+        except Exception as exc:  # a broken vendor hook must not hide the real error
+            reason = f"its unavailable_reason() raised {type(exc).__name__}: {exc}"
+        why = (f"backend {backend.name!r} says: {reason}" if reason else
+               f"backend {backend.name!r} reports is_available() == False (no device or driver "
+               "on this machine)")
+        raise RetrogradError(f"device {str(dev)!r} is not available: {why}")
     return backend, dev

@@ -332,13 +332,18 @@ def sum_numpy(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def mean_numpy(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``np.mean`` with the sum of :func:`sum_numpy` (floating ``x``; else ``np.mean``)."""
-    if x.dtype.kind != "f" or x.ndim == 0 or x.size == 0:
+    """``np.mean`` with the sum of :func:`sum_numpy` (floating ``x``; else ``np.mean``).
+    A mean over no terms is nan, as in PyTorch -- ``0 / 0``, without ``np.mean``'s "Mean of
+    empty slice" warning (the caller ignores floating-point errors: ``host.quiet``)."""
+    if x.dtype.kind != "f" or x.ndim == 0:
         return np.asarray(np.mean(x, axis=axis, keepdims=keepdims))
     axes = _axes(axis, x.ndim)
     count = 1
     for a in axes:
         count *= x.shape[a]
+    if x.size == 0:
+        return np.asarray(np.true_divide(_reduce(x, axis=axes, keepdims=keepdims), count),
+                          dtype=x.dtype)
     if x.dtype.itemsize >= 4:
         return np.asarray(np.true_divide(sum_numpy(x, axes, keepdims), count))
     total = _sum_np(x, axes, keepdims)  # float16: divided in float32, rounded once

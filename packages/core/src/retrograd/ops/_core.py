@@ -40,12 +40,15 @@ def edge_of(t: Tensor | None) -> Any:
 
 
 def _check_view_fresh(t: Tensor) -> None:
-    """A view whose base got a new history (a recorded in-place op on the base or through
-    another view, which bumps the counter's rebase epoch) still has history derived from the
-    old one: it is taken again from the base's current history, as PyTorch does lazily
-    (``ops.view_inplace.regenerate``). A view PyTorch would not regenerate -- made under
-    no_grad, or an output of a custom Function that aliases its input -- is refused with
-    PyTorch's words rather than used with a stale history."""
+    """A view whose base's data changed in place since the view's history was taken -- by
+    any op, recorded or not (under no_grad, through another view or a ``detach()`` alias):
+    every in-place op bumps the counter's rebase epoch (``ops.inplace.touch``) -- still has
+    history derived from the old data. PyTorch takes such a view again from its base's current
+    history when it is next used (its ``attr_version``), so the nodes of views taken in between
+    are skipped, and their hooks with them; here too (``ops.view_inplace.regenerate``). A view
+    PyTorch would not regenerate -- made under no_grad, or an output of a custom Function that
+    aliases its input -- is refused with PyTorch's words rather than used with a stale
+    history, unless its base needs no gradient (nothing to take again, as in PyTorch)."""
     vc = t._vc
     ex = t._extra
     if vc is None or rebased_of(vc) == ex.view_epoch:  # type: ignore[union-attr]
@@ -58,7 +61,10 @@ def _check_view_fresh(t: Tensor) -> None:
     creation = ex.view_creation  # type: ignore[union-attr]
     if creation is None:
         return  # not a differentiable view (a detached alias): its history is its own
-    if creation == "no_grad":
+    if creation in ("no_grad", "no_grad_plain"):
+        base = t._base
+        if base is None or not base._requires_grad:
+            return
         raise RetrogradError(
             "A view was created in no_grad mode and its base or another view of its base has "
             "been modified inplace with grad mode enabled. Given that this use case is "

@@ -78,13 +78,23 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if kwargs:
         raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
     same_device = device is None or device == t.device
+    if not same_device and device is not None and device.index is None and \
+            device.type == t.device.type:
+        # "cuda" means the current device (PyTorch's ensure_has_index): t.to("cuda") on a
+        # cuda:0 tensor with cuda:0 current is t itself, not a copy through the host. Only a
+        # multi-device backend fills the index in; a one-device backend's tensors have none.
+        device = t.backend.normalize_device(device)
+        same_device = device == t.device
     same_dtype = dtype is None or dtype is t.dtype
     if same_device and same_dtype:
         return t
     target_backend, target_dev = (t.backend, t.device) if device is None else \
         backend_for_device(device)
     dt = dtype or t.dtype
-    if target_backend is t.backend and same_device:
+    if target_backend is t.backend and (same_device or not target_backend.multi_device):
+        # the same memory space: one astype, which copies. A one-device backend's "cpu:0" is
+        # its only device, but -- as in PyTorch, where t.to("cpu:0") is a new tensor -- the
+        # result is a copy, never an alias of t's memory (a host round trip could alias)
         data = t.backend.ops.astype(t._data, target_backend.xp_dtype(dt))
     else:
         host = t.backend.to_numpy(t._data)

@@ -8,6 +8,7 @@ import operator
 import threading
 from typing import Any
 
+from ..backends.host import quiet_call
 from ..backends.registry import backend_for_device
 from ..dtypes import DType, as_dtype, bool_, get_default_dtype, int64
 from ..errors import RetrogradError, ShapeError
@@ -152,18 +153,52 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
             not isinstance(host, numpy.ndarray):
         _check_ints(host, dt)  # NumPy would wrap, or raise its own words
     try:
-        arr = numpy.array(host, dtype=dt.name)
+        # an overflow to inf (1e300 as float32) is silent, as in PyTorch: no NumPy warning
+        arr = quiet_call(numpy.array, host, dtype=dt.name)
     except TypeError as exc:
         raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__}: "
                         f"{exc}") from None
     except ValueError as exc:
-        raise ValueError(f"tensor(): could not build a tensor from {type(data).__name__}: "
-                         f"{exc}") from None
+        raise (_sequence_error(host) or ValueError(
+            f"tensor(): could not build a tensor from {type(data).__name__}: {exc}")) from None
     with backend.use_device(dev.index):
         out_data = backend.asarray(arr, dt)
         if out_data is arr:
             out_data = backend.ops.copy(arr)
     return _finish(out_data, backend, requires_grad, "tensor")
+
+
+def _sequence_error(data: Any) -> Exception | None:
+    """What ``torch.tensor`` says of nested sequences that do not form a rectangular array:
+    the sizes are read down the first items, then every sequence must have its level's size
+    (ValueError "expected sequence of length 2 at dim 1 (got 1)"), every item at the bottom
+    must be a number (TypeError "must be real number, not list") and every item above it a
+    sequence (TypeError "not a sequence"). None when nothing is wrong in these terms."""
+    seq = (list, tuple)
+    sizes = []
+    item = data
+    while isinstance(item, seq):
+        sizes.append(len(item))
+        if not item:
+            break
+        item = item[0]
+    depth = len(sizes)
+    stack = [(data, 0)]
+    while stack:
+        obj, dim = stack.pop()
+        if dim == depth:
+            if isinstance(obj, seq):
+                return TypeError(f"tensor(): must be real number, not {type(obj).__name__} (a "
+                                 f"sequence at dim {dim}, below the innermost dimension)")
+            continue
+        if not isinstance(obj, seq):
+            return TypeError(f"tensor(): not a sequence (a {type(obj).__name__} at dim {dim}, "
+                             f"where the first items have {sizes[dim]})")
+        if len(obj) != sizes[dim]:
+            return ValueError(f"tensor(): expected sequence of length {sizes[dim]} at dim {dim} "
+                              f"(got {len(obj)})")
+        stack.extend((x, dim + 1) for x in reversed(obj))
+    return None
 
 
 _INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}

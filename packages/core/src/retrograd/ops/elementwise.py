@@ -2,7 +2,10 @@
 
 A rule is ``rule(F, g, saved, attrs, needs) -> grads``: ``F`` is the op namespace (raw kernels
 in the fast walk, differentiable ops under create_graph), ``needs[i]`` is falsy where input i
-needs no gradient. Python scalars are operands with a None edge, as in PyTorch.
+needs no gradient. Python scalars are operands with a None edge (``x * 2``), as in PyTorch;
+where PyTorch's node has no slot for the number, neither has retrograd's: ``2 - x``
+(RsubBackward1), ``1 / x`` (ReciprocalBackward0), ``x ** 2`` (PowBackward0), ``2 ** x``
+(PowBackward2) have one edge, the tensor's.
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ from typing import Any
 
 from ..autograd.node import formula_node
 from ..dtypes import bool_, float16, float32, get_default_dtype, int64
-from ..errors import DTypeError, RetrogradError
+from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from . import promotion
 from ._core import (
     OUTPUT,
-    broadcast_error,
     check_device,
     record,
 )
@@ -30,6 +32,49 @@ __all__ = [
     "tanh", "sigmoid", "relu", "clamp", "where", "maximum", "minimum",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
 ]
+
+
+def broadcast_mismatch(name: str, *shapes: Any, what: str = "operand shapes") -> ShapeError | None:
+    """ShapeError with PyTorch's words for operand shapes that do not broadcast together, or
+    None when they do. As PyTorch's ``infer_size``, the operands are taken from the left, each
+    new one against the broadcast shape so far, from the trailing dimension: the first
+    mismatch is the one reported. ``what`` names the shapes in the message."""
+    acc = tuple(shapes[0])
+    for other in shapes[1:]:
+        b = tuple(other)
+        nd = max(len(acc), len(b))
+        out = [1] * nd
+        for i in range(nd - 1, -1, -1):
+            sa = acc[i - nd + len(acc)] if i >= nd - len(acc) else 1
+            sb = b[i - nd + len(b)] if i >= nd - len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                listed = " and ".join(str(tuple(s)) for s in shapes)
+                return ShapeError(
+                    f"{name}: The size of tensor a ({sa}) must match the size of tensor b "
+                    f"({sb}) at non-singleton dimension {i} ({what} {listed})")
+            out[i] = sb if sa == 1 else sa
+        acc = tuple(out)
+    return None
+
+
+def broadcast_shape(*shapes: Any) -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to (they must broadcast: see ``broadcast_mismatch``)."""
+    nd = max(len(s) for s in shapes)
+    out = [1] * nd
+    for shp in shapes:
+        for i, n in enumerate(shp, nd - len(shp)):
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
+
+def _broadcast_error(name: str, *operands_and_exc: Any) -> Exception:
+    """The error for a kernel's ValueError (the last argument) on ``operands`` (arrays or
+    numbers): the broadcast mismatch in PyTorch's words, or -- when the shapes do broadcast --
+    the kernel's own reason."""
+    *operands, exc = operands_and_exc
+    err = broadcast_mismatch(name, *(tuple(getattr(o, "shape", ())) for o in operands))
+    return err if err is not None else ValueError(f"{name}: {exc}")
 
 
 def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None,
@@ -77,7 +122,7 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None,
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
-        raise broadcast_error(name, ad, bd, exc) from None
+        raise _broadcast_error(name, ad, bd, exc) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
@@ -93,7 +138,10 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None,
             attrs = None if (sa is None or sa == oshape) and (sb is None or sb == oshape) \
                 else (sa, sb)
             if save is None:
-                record(cls, out, (ta, tb), (), (), attrs)
+                if ta is None and cls is SubBackward:  # number - tensor: rsub, one edge
+                    record(RsubBackward, out, (tb,))
+                else:
+                    record(cls, out, (ta, tb), (), (), attrs)
             elif save == "cross" and tb is None:  # tensor * scalar: d/da needs the scalar
                 record(cls, out, (ta, tb),
                        _SCALAR_SAVED.get(id(bd) << 1 | 1) or _scalar_saved(bd, 1), (), attrs)
@@ -105,15 +153,13 @@ def _binary(name: str, cls: Any, a: Any, b: Any, save: str | None,
                 sb_src = tb if ra else None
                 srcs = () if sa_src is None and sb_src is None else (sa_src, sb_src)
                 record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None), srcs, attrs)
-            elif save == "div" and ta is None:  # 1 / tensor: d/db = -out**2
-                record(cls, out, (ta, tb), (ad, None, data), (None, None, 0), attrs)
+            elif save == "div" and ta is None:  # 1 / tensor: reciprocal, one edge
+                record(cls, out, (tb,), (data,), OUTPUT)
             elif save == "div":  # a/b: d/da needs only b; d/db needs a and b
                 record(cls, out, (ta, tb), (ad if rb else None, bd),
                        (ta if rb else None, tb), attrs)
             else:
-                # pow: the output too when the exponent needs a gradient (its rule uses it)
-                record(cls, out, (ta, tb), (ad, bd, data if rb else None),
-                       (ta, tb, 0 if rb else None), attrs)
+                _record_pow(out, ta, tb, ad, bd, data, attrs, cls)
     return out
 
 
@@ -254,7 +300,7 @@ def _binary_promoted(name: str, cls: Any, a: Any, b: Any, save: str | None) -> T
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
-        raise broadcast_error(name, ad, bd, exc) from None
+        raise _broadcast_error(name, ad, bd, exc) from None
     data = promotion.fix_result(be, data, r)
     if work is not r:  # what the node saves is in the computation dtype r
         ad = _cast(av, r)
@@ -272,20 +318,40 @@ def _binary_promoted(name: str, cls: Any, a: Any, b: Any, save: str | None) -> T
         if casts is not None:
             cls = promotion.promoted_class(cls)
             attrs = (attrs, casts)
+        # a number operand never needs a cast (a tensor that requires grad is floating, and a
+        # number does not promote it): the one-edge nodes below get no casting twin
         if save is None:
-            saved: tuple[Any, ...] = ()
-            srcs: tuple[Any, ...] = ()
+            if ta is None and cls is SubBackward:
+                record(RsubBackward, out, (tb,))
+            else:
+                record(cls, out, (ta, tb), (), (), attrs)
         elif save == "cross":
-            saved = (ad if rb else None, bd if ra else None)
-            srcs = (ta if rb else None, tb if ra else None)
-        elif save == "div" and ta is None:  # 1 / tensor: d/db = -out**2
-            saved, srcs = (ad, None, out._data), (None, None, 0)
+            record(cls, out, (ta, tb), (ad if rb else None, bd if ra else None),
+                   (ta if rb else None, tb if ra else None), attrs)
+        elif save == "div" and ta is None:
+            record(cls, out, (tb,), (out._data,), OUTPUT)
         elif save == "div":
-            saved, srcs = (ad if rb else None, bd), (ta if rb else None, tb)
+            record(cls, out, (ta, tb), (ad if rb else None, bd), (ta if rb else None, tb),
+                   attrs)
         else:
-            saved, srcs = (ad, bd, out._data if rb else None), (ta, tb, 0 if rb else None)
-        record(cls, out, (ta, tb), saved, srcs, attrs)
+            _record_pow(out, ta, tb, ad, bd, out._data, attrs, cls)
     return out
+
+
+def _record_pow(out: Tensor, ta: Any, tb: Any, ad: Any, bd: Any, data: Any, attrs: Any,
+                cls: Any) -> None:
+    """PyTorch's three pow nodes: ``tensor ** number`` (PowBackward0, one edge, saves the
+    base), ``tensor ** tensor`` (``cls``: PowBackward1, or its casting twin; two edges; saves
+    both, and the output when the exponent needs a gradient), ``number ** tensor``
+    (PowBackward2, one edge, saves the exponent and the output)."""
+    if tb is None:
+        record(PowBackward0, out, (ta,), (ad,), (ta,), bd)
+    elif ta is None:
+        record(PowBackward2, out, (tb,), (bd, data), (tb, 0), ad)
+    else:
+        rb = tb._requires_grad
+        record(cls, out, (ta, tb), (ad, bd, data if rb else None), (ta, tb, 0 if rb else None),
+               attrs)
 
 
 def _integer_pow(be: Any, av: Any, bv: Any, r: Any) -> Tensor:
@@ -313,7 +379,7 @@ def _integer_pow(be: Any, av: Any, bv: Any, r: Any) -> Tensor:
         else:
             data = F.pow(ad, bd)
     except ValueError as exc:
-        raise broadcast_error("pow", ad, bd, exc) from None
+        raise _broadcast_error("pow", ad, bd, exc) from None
     return Tensor(promotion.fix_result(be, data, r), be)
 
 
@@ -339,6 +405,8 @@ def _reduced(F: Any, g: Any, attrs: Any, i: int) -> Any:
 
 AddBackward = formula_node("AddBackward0", _add_rule, arity=2)
 SubBackward = formula_node("SubBackward0", _sub_rule, arity=2)
+# ``number - tensor``: PyTorch's rsub, whose one edge is the tensor's (no broadcasting)
+RsubBackward = formula_node("RsubBackward1", lambda F, g, s, a, n: (F.neg(g),), arity=1)
 
 
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -369,14 +437,14 @@ def _div_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
     return ga, gb
 
 
-def _reciprocal_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
-    """``1 / x`` (inputs: the scalar 1.0, x): d/dx = -g * out**2; only the output is kept."""
-    return None, F.mul(F.neg(g), F.mul(saved[2], saved[2]))
+def _reciprocal_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    """``1 / x`` (one edge, x's): d/dx = -g * out**2; only the output is kept."""
+    return (F.mul(F.neg(g), F.mul(saved[0], saved[0])),)
 
 
 MulBackward = formula_node("MulBackward0", _mul_rule, arity=2)
 DivBackward = formula_node("DivBackward0", _div_rule, arity=2)
-ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity=2)
+ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity=1)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -396,34 +464,39 @@ def div(a: Any, b: Any) -> Tensor:
 
 # -- pow -----------------------------------------------------------------------------------------
 def _pow_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
-    """PyTorch's ``pow_backward`` / ``pow_backward_self`` / ``pow_backward_exponent``
-    (FunctionsManual.cpp), op for op, so that the values -- and, through ``F``, the second
-    derivatives -- are PyTorch's, also at a zero base:
+    """``tensor ** tensor`` (PowBackward1): PyTorch's ``pow_backward_self`` and
+    ``pow_backward_exponent`` (FunctionsManual.cpp), op for op, so that the values -- and,
+    through ``F``, the second derivatives -- are PyTorch's, also at a zero base:
 
-    * d/da = where(b == 0, 0, g * (b * a ** (b - 1)))   (a number b: ``pow_backward``);
+    * d/da = where(b == 0, 0, g * (b * a ** (b - 1)));
     * d/db = g * where((a == 0) & (b >= 0), 0, a ** b * log(a)): at a = 0 the limit for
-      b >= 0, and -inf (times g) for b < 0; for a number base, log(a) is a number."""
+      b >= 0, and -inf (times g) for b < 0."""
     a, b, result = saved  # result: the output, saved when the exponent needs a gradient
-    scalar_exp = not hasattr(b, "shape")
-    scalar_base = not hasattr(a, "shape")
     ga = gb = None
     if needs[0]:
-        if scalar_exp:
-            ga = F.pow_backward(g, a, b)
-        else:
-            term = F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0))))
-            ga = _reduced(F, F.where(F.eq(b, 0.0), 0.0, term), attrs, 0)
+        term = F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0))))
+        ga = _reduced(F, F.where(F.eq(b, 0.0), 0.0, term), attrs, 0)
     if needs[1]:
-        if scalar_base:
-            if a == 0:
-                gb = F.mul(g, F.where(F.ge(b, 0.0), 0.0, F.mul(result, float("-inf"))))
-            else:
-                gb = F.mul(g, F.mul(result, _log_scalar(a)))
-        else:
-            zero = F.logical_and(F.eq(a, 0.0), F.ge(b, 0.0))
-            log_a = F.log(_in_dtype_of(a, result))  # PyTorch: self.to(promoted dtype).log()
-            gb = _reduced(F, F.mul(g, F.where(zero, 0.0, F.mul(result, log_a))), attrs, 1)
+        zero = F.logical_and(F.eq(a, 0.0), F.ge(b, 0.0))
+        log_a = F.log(_in_dtype_of(a, result))  # PyTorch: self.to(promoted dtype).log()
+        gb = _reduced(F, F.mul(g, F.where(zero, 0.0, F.mul(result, log_a))), attrs, 1)
     return ga, gb
+
+
+def _pow_exp_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    """``tensor ** b`` for a number b (PowBackward0): PyTorch's ``pow_backward``, one op."""
+    return (F.pow_backward(g, saved[0], attrs),)
+
+
+def _pow_base_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    """``a ** tensor`` for a number a (PowBackward2): ``pow_backward_exponent`` with a number
+    base, whose log is a number: g * (out * log(a)); at a = 0, 0 for b >= 0 and -inf (times
+    g) for b < 0."""
+    b, result = saved
+    a = attrs
+    if a == 0:
+        return (F.mul(g, F.where(F.ge(b, 0.0), 0.0, F.mul(result, float("-inf")))),)
+    return (F.mul(g, F.mul(result, _log_scalar(a))),)
 
 
 def _in_dtype_of(a: Any, like: Any) -> Any:
@@ -445,7 +518,9 @@ def _log_scalar(a: float) -> float:
     return float("-inf") if a == 0 else float("nan")
 
 
-PowBackward = formula_node("PowBackward0", _pow_rule, arity=2)
+PowBackward0 = formula_node("PowBackward0", _pow_exp_rule, arity=1)
+PowBackward = formula_node("PowBackward1", _pow_rule, arity=2)
+PowBackward2 = formula_node("PowBackward2", _pow_base_rule, arity=1)
 
 
 # ``pow_backward(g, a, b) = g * b * a**(b-1)`` (b a Python number) as one differentiable op,
@@ -486,15 +561,20 @@ def pow(a: Any, b: Any) -> Tensor:
 
 
 # -- unary ---------------------------------------------------------------------------------------
-def _unary(name: str, cls: Any, x: Any, save: str | None, floating: bool = False) -> Tensor:
+def _unary(name: str, cls: Any, x: Any, save: str | None, floating: bool = False,
+           no_bool: Any = None) -> Tensor:
     """An elementwise op of one tensor. ``floating``: the op is defined on floats only, and
     an integer or bool input is computed in the default float dtype (PyTorch's promotion of
-    ``exp(int_tensor)``); the kernel then gets the cast array."""
+    ``exp(int_tensor)``); the kernel then gets the cast array. ``no_bool``: PyTorch refuses a
+    bool input; ``no_bool(x)`` is the error. Both are looked at only for an array that is
+    not float32 or float64."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    if floating and (dt := x._data.dtype) is not _F32 and dt is not _F64 and \
-            id(dt) not in FLOATING and not promotion.is_floating(x):
-        x = Tensor(promotion.cast_data(x, get_default_dtype()), x.backend)  # no grad: not float
+    if (dt := x._data.dtype) is not _F32 and dt is not _F64 and id(dt) not in FLOATING:
+        if floating and not promotion.is_floating(x):
+            x = Tensor(promotion.cast_data(x, get_default_dtype()), x.backend)  # no grad
+        elif no_bool is not None and x.dtype is bool_:
+            raise no_bool(x)
     be = x.backend
     data = getattr(be.ops, name)(x._data)
     if type(data) is not be.array_type:
@@ -511,7 +591,13 @@ def _unary(name: str, cls: Any, x: Any, save: str | None, floating: bool = False
 
 
 NegBackward = formula_node("NegBackward0", lambda F, g, s, a, n: (F.neg(g),))
-AbsBackward = formula_node("AbsBackward0", lambda F, g, s, a, n: (F.mul(g, F.sign(s[0])),))
+def _sgn(F: Any, x: Any) -> Any:
+    """PyTorch's ``sgn`` of a real ``x``: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN)."""
+    return F.where(F.ne(x, x), 0.0, F.sign(x))
+
+
+# d|x|/dx = sgn(x): 0 at 0 and at NaN, as in PyTorch
+AbsBackward = formula_node("AbsBackward0", lambda F, g, s, a, n: (F.mul(g, _sgn(F, s[0])),))
 ExpBackward = formula_node("ExpBackward0", lambda F, g, s, a, n: (F.mul(g, s[0]),))
 LogBackward = formula_node("LogBackward0", lambda F, g, s, a, n: (F.div(g, s[0]),))
 SqrtBackward = formula_node(
@@ -528,15 +614,26 @@ SigmoidBackward = formula_node(
 ReluBackward = formula_node("ReluBackward0", lambda F, g, s, a, n: (F.relu_backward(g, s[0]),))
 
 
+def _neg_bool(x: Tensor) -> Exception:
+    return DTypeError(_NEG_BOOL)
+
+
+def _abs_bool(x: Tensor) -> Exception:
+    return NotImplementedError(f"\"abs_{x.device.type}\" not implemented for 'Bool' (abs of a "
+                               "bool tensor: use it as it is, or convert it first)")
+
+
+def _relu_bool(x: Tensor) -> Exception:
+    return DTypeError("Boolean inputs not supported for relu (convert the bool tensor to a "
+                      "number dtype first)")
+
+
 def neg(x: Tensor) -> Tensor:
-    if isinstance(x, Tensor) and (dt := x._data.dtype) is not _F32 and dt is not _F64 and \
-            x.dtype is bool_:
-        raise DTypeError(_NEG_BOOL)
-    return _unary("neg", NegBackward, x, None)
+    return _unary("neg", NegBackward, x, None, no_bool=_neg_bool)
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
-    return _unary("abs", AbsBackward, x, "in")
+    return _unary("abs", AbsBackward, x, "in", no_bool=_abs_bool)
 
 
 def exp(x: Tensor) -> Tensor:
@@ -568,7 +665,7 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
-    return _unary("relu", ReluBackward, x, "out")
+    return _unary("relu", ReluBackward, x, "out", no_bool=_relu_bool)
 
 
 # -- clamp ---------------------------------------------------------------------------------------
@@ -593,7 +690,7 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     if not isinstance(x, Tensor):
         raise TypeError(f"clamp: expected a Tensor, got {type(x).__name__}")
     if min is None and max is None:
-        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+        raise RetrogradError("clamp: At least one of 'min' or 'max' must not be None")
     bounds = []
     for name, v in (("min", min), ("max", max)):
         if v is not None:
@@ -610,6 +707,11 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     if id(data.dtype) not in FLOATING or type(lo) not in (float, int, type(None)) or \
             type(hi) not in (float, int, type(None)):
         r = promotion.operands_result_type(x, *(v for v in (lo, hi) if v is not None))
+        if r is bool_:  # PyTorch has no bool clamp kernel (a bool tensor and bool bounds)
+            kernel = "clamp" if lo is not None and hi is not None else \
+                "clamp_min" if lo is not None else "clamp_max"
+            raise NotImplementedError(f"\"{kernel}_scalar_{x.device.type}\" not implemented for "
+                                      "'Bool' (clamp of a bool tensor to bool bounds)")
         data = promotion.cast_data(x, r)
         lo = None if lo is None else promotion.cast_scalar(lo, r)
         hi = None if hi is None else promotion.cast_scalar(hi, r)
@@ -642,8 +744,9 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
     to ``result_type(a, b)``."""
     if not isinstance(cond, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(cond).__name__}")
-    if cond.dtype.name != "bool":
-        raise TypeError(f"where: condition must have dtype bool, got {cond.dtype}")
+    if cond.dtype is not bool_:
+        raise DTypeError("where expected condition to be a boolean tensor, but got a tensor "
+                         f"with dtype {promotion.torch_name(cond.dtype)}")
     av = a if isinstance(a, Tensor) else promotion.scalar_value(a)
     bv = b if isinstance(b, Tensor) else promotion.scalar_value(b)
     for v, raw in ((av, a), (bv, b)):
@@ -662,7 +765,7 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
     try:
         data = be.ops.where(cond._data, ad, bd)
     except ValueError as exc:
-        raise broadcast_error("where", ad, bd, exc) from None
+        raise _broadcast_error("where", cond._data, ad, bd, exc) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
@@ -680,42 +783,54 @@ def where(cond: Tensor, a: Any, b: Any) -> Tensor:
 
 
 def _maxmin_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    """PyTorch's formula, op for op: ``t = where(a == b, g / 2, g)``; for maximum, a's gradient
+    is t but 0 where a < b, b's is t but 0 where a > b (minimum: the other way round). At a
+    NaN neither comparison holds: both inputs get all of g, as in PyTorch."""
     a, b = saved
     sa, sb, is_max = attrs
-    half = F.mul(g, 0.5)
-    ties = F.eq(a, b)
-    a_wins = F.gt(a, b) if is_max else F.lt(a, b)
-    b_wins = F.lt(a, b) if is_max else F.gt(a, b)
-    ga = F.reduce_to(F.where(a_wins, g, F.where(ties, half, 0.0)), sa) if needs[0] else None
-    gb = F.reduce_to(F.where(b_wins, g, F.where(ties, half, 0.0)), sb) if needs[1] else None
+    t = F.where(F.eq(a, b), F.mul(g, 0.5), g)
+    ga = F.reduce_to(F.where(F.lt(a, b) if is_max else F.gt(a, b), 0.0, t), sa) \
+        if needs[0] else None
+    gb = F.reduce_to(F.where(F.gt(a, b) if is_max else F.lt(a, b), 0.0, t), sb) \
+        if needs[1] else None
     return ga, gb
 
 
-MaxMinBackward = formula_node("MaximumBackward0", _maxmin_rule, arity=2)
+MaximumBackward = formula_node("MaximumBackward0", _maxmin_rule, arity=2)
+MinimumBackward = formula_node("MinimumBackward0", _maxmin_rule, arity=2)
+
+
+def _type_name(v: Any) -> str:
+    """A type's name as PyTorch's argument errors write it (``float``, ``numpy.float64``)."""
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:
-    if promotion.is_numpy_array(a) or promotion.is_numpy_array(b):
-        raise TypeError(f"{name}(): argument 'other' must be Tensor, not numpy.ndarray")
-    av, bv, be = _operands(name, a, b)
-    ta = av if isinstance(av, Tensor) else None
-    tb = bv if isinstance(bv, Tensor) else None
-    r, ad, bd = _common_operands(av, bv)
+    """``maximum``/``minimum`` of two tensors: PyTorch takes no number here (TypeError)."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        bad, arg = (a, "'input' (position 1)") if not isinstance(a, Tensor) else \
+            (b, "'other' (position 2)")
+        raise TypeError(f"{name}(): argument {arg} must be Tensor, not {_type_name(bad)}")
+    if a.backend is not b.backend or a.backend.multi_device:
+        check_device(name, a, b)
+    be = a.backend
+    r, ad, bd = _common_operands(a, b)
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
-        raise broadcast_error(name, ad, bd, exc) from None
+        raise _broadcast_error(name, ad, bd, exc) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
-    if _grad.enabled and any(t is not None and t._requires_grad for t in (ta, tb)):
-        attrs: Any = (None if ta is None else ad.shape, None if tb is None else bd.shape, is_max)
-        cls = MaxMinBackward
-        casts = None if r is None else promotion.grad_casts(be, r, ta, tb)
+    if _grad.enabled and (a._requires_grad or b._requires_grad):
+        attrs: Any = (ad.shape, bd.shape, is_max)
+        cls = MaximumBackward if is_max else MinimumBackward
+        casts = None if r is None else promotion.grad_casts(be, r, a, b)
         if casts is not None:
             cls = promotion.promoted_class(cls)
             attrs = (attrs, casts)
-        record(cls, out, (ta, tb), (ad, bd), (ta, tb), attrs)
+        record(cls, out, (a, b), (ad, bd), (a, b), attrs)
     return out
 
 
@@ -750,7 +865,7 @@ def _compare(name: str, a: Any, b: Any) -> Tensor:
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
-        raise broadcast_error(name, ad, bd, exc) from None
+        raise _broadcast_error(name, ad, bd, exc) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     return Tensor(data, be)
@@ -766,7 +881,7 @@ def _compare_promoted(name: str, a: Any, b: Any) -> Tensor:
     try:
         data = getattr(be.ops, name)(ad, bd)
     except ValueError as exc:
-        raise broadcast_error(name, ad, bd, exc) from None
+        raise _broadcast_error(name, ad, bd, exc) from None
     return Tensor(promotion.fix_result(be, data, bool_), be)
 
 
@@ -804,6 +919,7 @@ def logical_and(a: Tensor, b: Tensor) -> Tensor:
 
 
 def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1 (0 at NaN, as PyTorch's); no gradient."""
     be = x.backend
-    return Tensor(be.asarray(be.ops.sign(x._data)), be)
+    return Tensor(be.asarray(_sgn(be.ops, x._data)), be)
 

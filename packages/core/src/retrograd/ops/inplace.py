@@ -1,4 +1,5 @@
-"""In-place ops. Each bumps the tensor's version counter by one (also under no_grad).
+"""In-place ops. Each bumps the tensor's version counter by one, and its rebase epoch, also
+under no_grad (``touch``).
 
 With grad mode on, an in-place op on a non-leaf (or on a tensor that then depends on an input
 requiring grad) is recorded: the result is computed by the out-of-place op on a stand-in for
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._version import bump, new_counter
+from .._version import new_counter
 from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
@@ -81,7 +82,7 @@ def _inplace(
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
         t._follow_retain(old.grad_fn, old._output_nr)
-        bump(vc, rebase=True)
+        touch(vc)
         return t
     try:
         raw_apply(t._data)
@@ -91,8 +92,24 @@ def _inplace(
             f"{name}: cannot apply an operand of shape {shapes} in place to a tensor of shape "
             f"{t.shape} ({exc})"
         ) from None
-    bump(t._counter())
+    touch(t._counter())
     return t
+
+
+_VERSION_AND_EPOCH = 1 + (1 << 64)  # version: bytes 0-7 of a counter; rebase epoch: 8-14
+
+
+def touch(vc: bytearray) -> None:
+    """Count one in-place change of a tensor's data, recorded or not, in its version *and*
+    its rebase epoch (``retrograd._version``). Why the epoch for an unrecorded change too:
+    PyTorch takes every differentiable view of the tensor again from its base after any
+    change of the shared data (under no_grad too), and refuses a view made under no_grad
+    once its base has changed (``ops._core._check_view_fresh``). The counter's 16 bytes are
+    read as one integer and both fields bumped by one addition, so this costs what a bump
+    of the version alone does (the optimizer's ``p.add_`` under no_grad runs it). An inference
+    tensor's shared counter never moves (``retrograd.inference_mode``)."""
+    if vc is not INFERENCE:
+        vc[:] = (int.from_bytes(vc, "little") + _VERSION_AND_EPOCH).to_bytes(16, "little")
 
 
 _NO_GRAD_VIEW = (
@@ -209,6 +226,11 @@ def zero_(t: Tensor) -> Tensor:
     return fill_(t, 0)
 
 
+def _constant(t: Tensor) -> Tensor:
+    """``t``'s data as a tensor without history: a value whose gradient PyTorch ignores."""
+    return Tensor(t._data, t.backend)
+
+
 def copy_(t: Tensor, src: Any) -> Tensor:
     from .conversion import to
 
@@ -216,12 +238,47 @@ def copy_(t: Tensor, src: Any) -> Tensor:
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if not same_device(t, src):
         src = to(src, t.device)
+    if src._requires_grad and not t.dtype.is_floating_point:
+        # PyTorch's copy_ records only into a dtype that can hold a gradient: an integer or
+        # bool tensor written from one that requires grad stays a leaf without grad
+        src = _constant(src)
     _check_broadcast("copy_", t, src)
     return _inplace("copy_", t, (src,), lambda old: _replace_all(old, src),
                     lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, src)), False)
 
 
+def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """PyTorch's ``slicePrefix1sSize``: a ``__setitem__`` value loses all its leading 1s."""
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def _mask_fill_key(k: tuple[Any, ...], value: Tensor) -> bool:
+    """Whether PyTorch's index_put takes its ``masked_fill`` shortcut for the advanced key
+    ``k`` (``canDispatchToMaskedFill``): a one-element value on the CPU and exactly one index
+    array, a bool mask. The value is then read as a number, so any dtype and any shape of one
+    element will do, unlike index_put's own same-dtype, broadcastable value."""
+    if value.numel() != 1 or value.backend.name != "cpu":
+        return False
+    arrays = [item for item in k if not (isinstance(item, (int, slice)) or item is None
+                                         or item is Ellipsis)]
+    return len(arrays) == 1 and getattr(arrays[0].dtype, "kind", "") == "b"
+
+
 def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
+    """``t[key] = value``, dispatched as PyTorch's ``__setitem__`` does, which decides the
+    value's shape, dtype and gradient rules:
+
+    - a basic key (ints, slices, None, ...) writes the view ``t[key]`` with ``copy_`` --
+      the value's leading 1s dropped, then broadcast; an integer or bool ``t`` drops the
+      value's gradient, as ``copy_`` does -- or, for a 0-d value into a slot of another
+      shape, with ``fill_``, which keeps it;
+    - an advanced key (index tensors, lists, masks) is an ``index_put``: the value's leading
+      1s dropped, then broadcast, and of ``t``'s dtype; one bool mask and a one-element value
+      is a ``masked_fill`` with the value's number, cast.
+    """
     from .elementwise import add
     from .shape import (
         _index_error,
@@ -250,35 +307,48 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
         sub_shape = tuple(t.backend.ops.getitem(t._data, k).shape)
     except IndexError as exc:
         raise _index_error(t, key, k, exc) from None
-    if isinstance(value, Tensor) and value.dtype is not t.dtype and not _is_basic(k) and not (
-            len(k) == 1 and value.ndim == 0 and getattr(k[0].dtype, "kind", "") == "b"):
-        # PyTorch's index_put (an advanced key) takes no other dtype; only its masked_fill
-        # (one bool mask, a 0-d value) and the basic keys' copy_ cast the value
-        raise RetrogradError(
-            f"Index put requires the source and destination dtypes match, got "
-            f"{promotion.torch_name(t.dtype)} for the destination and "
-            f"{promotion.torch_name(value.dtype)} for the source (__setitem__ with an index "
-            f"tensor or list: cast the value with .to({t.dtype}) first)")
-    vshape = sub_shape
-    if isinstance(value, Tensor) and value.shape != sub_shape:
-        # PyTorch drops the value's leading 1s, then expands it to the indexed part
-        vshape = value.shape
-        while len(vshape) > len(sub_shape) and vshape[0] == 1:
-            vshape = vshape[1:]
-        expand_shape("__setitem__", vshape, sub_shape)
+    basic = _is_basic(k)
+    fill: Any = None  # the number a masked_fill writes
+    vshape = sub_shape  # the value's shape once its leading 1s are dropped
+    if isinstance(value, Tensor):
+        if not basic and _mask_fill_key(k, value):
+            # checked as PyTorch converts the number (a NaN into an integer dtype raises)
+            fill = promotion.assign_value(t, value.item(), False)
+            vshape = ()
+        elif value.shape != sub_shape:
+            vshape = _strip_leading_ones(value.shape)
+            if basic:
+                expand_shape("__setitem__", vshape, sub_shape)
+            elif not _broadcasts(vshape, sub_shape):
+                raise ShapeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
+                                 "cannot be broadcast to indexing result of shape "
+                                 f"{list(sub_shape)}")
+        if not basic and fill is None and value.dtype is not t.dtype:
+            raise RetrogradError(
+                f"Index put requires the source and destination dtypes match, got "
+                f"{promotion.torch_name(t.dtype)} for the destination and "
+                f"{promotion.torch_name(value.dtype)} for the source (__setitem__ with an "
+                f"index tensor or list: cast the value with .to({t.dtype}) first)")
+        if basic and value._requires_grad and not t.dtype.is_floating_point and not (
+                value.ndim == 0 and sub_shape and value.backend.name == "cpu"):
+            value = _constant(value)  # a copy_, not a fill_, into an integer or bool tensor
 
     def out_of_place(old: Tensor) -> Tensor:
         # an advanced key as the recorded nodes keep it: its index tensors are version-checked
-        kk = k if _is_basic(k) else kept_key(t, key, k)
+        kk = k if basic else kept_key(t, key, k)
         if isinstance(value, Tensor):
             v = value
             if v.shape != sub_shape:
                 v = expand(reshape(v, vshape) if vshape != v.shape else v, *sub_shape)
-            if kk is not k:  # an index may repeat: the last write wins, as in PyTorch
-                if v.dtype is not old.dtype:
-                    from .conversion import to
+            if not old.dtype.is_floating_point:
+                # only a fill keeps a gradient here: the data cast exactly into old's dtype,
+                # the value's gradient edge kept, as PyTorch's int tensor then has a grad_fn
+                return index_put(old, kk, v)
+            if v.dtype is not old.dtype and not basic:  # a masked fill of another dtype
+                from .conversion import to
 
-                    v = to(v, old.dtype)
+                v = to(v, old.dtype)
+            if not basic:  # an index may repeat: the last write wins, as in PyTorch
                 return index_put(old, kk, v)
             return add(index_zero(old, k), index_backward(v, t.shape, k))
         zeroed = index_zero(old, kk)
@@ -287,7 +357,19 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
         return add(zeroed, Tensor(const, t.backend))
 
     def raw_apply(a: Any) -> None:
-        v = promotion.assign_value(t, value, False)
+        if fill is not None:
+            v = fill
+        else:
+            v = promotion.assign_value(t, value, False)
+            if isinstance(value, Tensor) and vshape != value.shape:
+                v = t.backend.ops.reshape(v, vshape)
         t.backend.ops.setitem(a, k, v)
 
     return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)
+
+
+def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` expands to ``to`` (PyTorch's ``is_expandable_to``)."""
+    if len(shape) > len(to):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(to)))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..autograd.node import formula_node
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import check_device, record
@@ -43,7 +44,62 @@ def _matmul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     return ga, gb
 
 
+# PyTorch's names for the kernel its matmul runs: ``dot`` (1-D @ 1-D), ``mv`` (2-D @ 1-D), ``mm``
+# (retrograd says MmBackward0 for every other case too; PyTorch wraps those in views of mm/bmm)
 MmBackward = formula_node("MmBackward0", _matmul_rule, arity=2)
+MvBackward = formula_node("MvBackward0", _matmul_rule, arity=2)
+DotBackward = formula_node("DotBackward0", _matmul_rule, arity=2)
+
+
+def _mm_message(m1: tuple[int, int], m2: tuple[int, int]) -> str:
+    return (f"mat1 and mat2 shapes cannot be multiplied ({m1[0]}x{m1[1]} and "
+            f"{m2[0]}x{m2[1]})")
+
+
+def _mv_message(mat: tuple[int, int], n: int) -> str:
+    return f"size mismatch, got input ({mat[0]}), mat ({mat[0]}x{mat[1]}), vec ({n})"
+
+
+def matmul_mismatch(sa: tuple[int, ...], sb: tuple[int, ...],
+                    a_grad: bool = False) -> ShapeError | None:
+    """ShapeError with PyTorch's words for ``a @ b`` of shapes ``sa`` and ``sb`` (both at least
+    1-D) that do not fit, None when they do. The message is the one of the kernel PyTorch's
+    matmul picks -- dot, mv, mm, or bmm after broadcasting the batch dimensions (checked
+    first) -- after folding an operand of more than two dimensions against one of one or two
+    into a matrix, as it does for contiguous operands (``a @ b`` with a 1-D or 2-D ``a`` and a
+    batched ``b`` is folded only when ``a`` requires grad: ``a_grad``)."""
+    from .elementwise import broadcast_mismatch, broadcast_shape
+
+    da, db = len(sa), len(sb)
+    where = f" (shapes {tuple(sa)} and {tuple(sb)})"
+    batched = not (da >= 3 and db <= 2) and not (da <= 2 and a_grad) and max(da, db) >= 3
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    what = f"batch dimensions of the operands of shapes {tuple(sa)} and {tuple(sb)}:"
+    if batched and (err := broadcast_mismatch("matmul", batch_a, batch_b, what=what)) is not None:
+        return err
+    if sa[-1] == (sb[-2] if db >= 2 else sb[0]):
+        return None
+    if da == 1 and db == 1:
+        return ShapeError(f"matmul: inconsistent tensor size, expected tensor [{sa[0]}] and src "
+                          f"[{sb[0]}] to have the same number of elements, but got {sa[0]} and "
+                          f"{sb[0]} elements respectively")
+    if da <= 2 and db <= 2:
+        if db == 1:
+            return ShapeError(f"matmul: {_mv_message((sa[0], sa[1]), sb[0])}{where}")
+        m1 = (1, sa[0]) if da == 1 else (sa[0], sa[1])
+        return ShapeError(f"matmul: {_mm_message(m1, (sb[0], sb[1]))}{where}")
+    if da >= 3 and db <= 2:  # a folded into a matrix
+        m1 = (math.prod(sa[:-1]), sa[-1])
+        msg = _mv_message(m1, sb[0]) if db == 1 else _mm_message(m1, (sb[0], sb[1]))
+        return ShapeError(f"matmul: {msg}{where}")
+    if da <= 2 and a_grad:  # (a @ b).mT = b.mT @ a.mT, b.mT folded into a matrix
+        m1 = (math.prod(sb[:-2]) * sb[-1], sb[-2])
+        msg = _mv_message(m1, sa[0]) if da == 1 else _mm_message(m1, (sa[1], sa[0]))
+        return ShapeError(f"matmul: {msg}{where}")
+    n = math.prod(broadcast_shape(batch_a, batch_b))
+    k, kb = sa[-1], sb[-2] if db >= 2 else sb[0]
+    return ShapeError(f"matmul: Expected size for first two dimensions of batch2 tensor to be: "
+                      f"[{n}, {k}] but got: [{n}, {kb}].{where}")
 
 
 def _matmul_dtype_message(a: Tensor, b: Tensor) -> str:
@@ -88,17 +144,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         )
     check_device("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both arguments need at least 1 dimension, got shapes "
-                         f"{a.shape} and {b.shape}")
+        raise ShapeError(f"matmul: both arguments to matmul need to be at least 1D, but they are "
+                         f"{a.ndim}D and {b.ndim}D")
     if a._data.dtype is not b._data.dtype and a.dtype is not b.dtype:
         raise DTypeError(_matmul_dtype_message(a, b))
     be = a.backend
     try:
         data = be.ops.matmul(a._data, b._data)
     except ValueError as exc:
-        raise ValueError(
-            f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied ({exc})"
-        ) from None
+        err = matmul_mismatch(tuple(a._data.shape), tuple(b._data.shape), a._requires_grad)
+        raise (err or ValueError(f"matmul: shapes {a.shape} and {b.shape}: {exc}")) from None
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
@@ -106,7 +161,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         # each input's gradient needs only the other input: save only what will be used, so
         # an in-place change to an operand whose gradient is not needed stays legal
         ra, rb = a._requires_grad, b._requires_grad
-        record(MmBackward, out, (a, b), (a._data if rb else None, b._data if ra else None),
+        nda, ndb = a._data.ndim, b._data.ndim
+        cls = MmBackward if ndb != 1 else MvBackward if nda == 2 else DotBackward \
+            if nda == 1 else MmBackward
+        record(cls, out, (a, b), (a._data if rb else None, b._data if ra else None),
                (a if rb else None, b if ra else None),
                (tuple(a._data.shape), tuple(b._data.shape)))
     return out
@@ -133,28 +191,35 @@ LinearBackward = formula_node("LinearBackward0", _linear_rule)
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.T + bias`` with ``weight`` of shape (out, in), as in PyTorch. The three
     must share one dtype (a float64 input to a float32 layer raises DTypeError, PyTorch's
-    "mat1 and mat2 must have the same dtype")."""
+    "mat1 and mat2 must have the same dtype"). A bias of shape (out,) -- the common case -- is
+    part of the one LinearBackward0 node; any other that broadcasts as PyTorch's allows (a 0-d
+    or one-element bias ...) is added after it. A 1-D weight is a matrix-vector product."""
     for name, t in (("input", x), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linear: {name} must be a Tensor, got {type(t).__name__}")
     if bias is not None and not isinstance(bias, Tensor):
         raise TypeError(f"linear: bias must be a Tensor or None, got {type(bias).__name__}")
-    if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
-    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(
-            f"linear: input of shape {x.shape} does not match weight of shape {weight.shape} "
-            f"(expected input[..., {weight.shape[1]}])"
-        )
-    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
-        raise ValueError(f"linear: bias of shape {bias.shape} does not match weight of shape "
-                         f"{weight.shape} (expected ({weight.shape[0]},))")
+    xshape, wshape = x.shape, weight.shape
+    if len(xshape) == 0 or len(wshape) == 0:
+        raise ShapeError(f"linear: both arguments to linear need to be at least 1D, but they "
+                         f"are {len(xshape)}D and {len(wshape)}D")
+    if len(wshape) > 2:
+        raise ShapeError(f"linear: t() expects a tensor with <= 2 dimensions, but self is "
+                         f"{len(wshape)}D (the weight, of shape {tuple(wshape)}, must be "
+                         "(out_features, in_features))")
+    if len(wshape) == 2 and xshape[-1] != wshape[1]:
+        raise ShapeError(
+            f"linear: mat1 and mat2 shapes cannot be multiplied ({math.prod(xshape[:-1])}x"
+            f"{xshape[-1]} and {wshape[1]}x{wshape[0]}) (input of shape {tuple(xshape)}, weight "
+            f"of shape {tuple(wshape)}: the input's last dimension must be in_features)")
     for other in (weight, bias):
         if other is not None:
             check_device("linear", x, other)
     if x._data.dtype is not weight._data.dtype or (
             bias is not None and bias._data.dtype is not weight._data.dtype):
         _linear_dtype_check(x, weight, bias)
+    if (bias is not None and bias.shape != wshape[:1]) or len(wshape) == 1:
+        return _linear_composite(x, weight, bias)
     be = x.backend
     F = be.ops
     data = F.linear_forward(x._data, weight._data, None if bias is None else bias._data)
@@ -164,15 +229,41 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if _grad.enabled and (x._requires_grad or weight._requires_grad or
                           (bias is not None and bias._requires_grad)):
         inputs = (x, weight) if bias is None else (x, weight, bias)
-        if bias is not None and bias.shape == ():
-            # a 0-d bias broadcasts; keep its gradient shape right through a generic add
-            from .elementwise import add
-
-            core = linear(x, weight, None)
-            return add(core, bias)
         # d/dx needs the weight, d/dW needs x: save each only when the other needs a gradient
         rx, rw = x._requires_grad, weight._requires_grad
         record(LinearBackward, out, inputs, (x._data if rw else None, weight._data if rx else None),
                (x if rw else None, weight if rx else None),
                (tuple(x._data.shape), bias is not None))
     return out
+
+
+def _linear_composite(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``linear`` with a 1-D weight (a matrix-vector or dot product) or a bias of another shape
+    than (out,), checked as PyTorch checks it: a 1-D weight takes no bias but a 0-d one; with
+    a 2-D input (or a bias of at most one dimension) the bias must expand to (N, out), N the
+    input's rows (PyTorch's addmm); otherwise it is added in place to the output, whose shape
+    it may not change."""
+    from .elementwise import add, broadcast_mismatch, broadcast_shape
+    from .shape import expand_shape
+
+    wshape = weight.shape
+    if len(wshape) == 1:
+        if bias is not None and bias.ndim:
+            raise ShapeError(f"linear: mat2 must be a matrix, got 1-D tensor (a 1-D weight, of "
+                             f"shape {tuple(wshape)}, takes no bias but a 0-d one; the bias has "
+                             f"shape {tuple(bias.shape)})")
+        out = matmul(x, weight)
+        return out if bias is None else add(out, bias)
+    assert bias is not None
+    oshape = x.shape[:-1] + wshape[:1]
+    if x.ndim == 2 or bias.ndim <= 1:
+        expand_shape("linear", bias.shape, (math.prod(x.shape[:-1]), wshape[0]))
+    else:
+        err = broadcast_mismatch("linear", oshape, bias.shape)
+        if err is not None:
+            raise err
+        if (bshape := broadcast_shape(oshape, bias.shape)) != oshape:
+            raise ShapeError(f"linear: output with shape {list(oshape)} doesn't match the "
+                             f"broadcast shape {list(bshape)} (the bias, of shape "
+                             f"{tuple(bias.shape)}, is added in place to the output)")
+    return add(linear(x, weight, None), bias)

@@ -21,8 +21,9 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
 
 
 def _T(self: Tensor) -> Tensor:
-    nd = self.ndim
-    return shape.permute(self, *reversed(range(nd))) if nd != 2 else shape.transpose(self, 0, 1)
+    # PyTorch's ``numpy_T``: a permute of every dimension, reversed (PermuteBackward0), also
+    # of a matrix
+    return shape.permute(self, tuple(reversed(range(self.ndim))))
 
 
 def _mT(self: Tensor) -> Tensor:
@@ -40,7 +41,14 @@ def _view_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _expand_as(self: Tensor, other: Tensor) -> Tensor:
-    return shape.expand(self, *other.shape)
+    return shape.expand(self, other.shape)
+
+
+def _expand(self: Tensor, *sizes: Any) -> Tensor:
+    if not sizes:  # PyTorch's binding wants the argument (``()`` is one); the function
+        # ``expand`` takes none, for the ops that expand to a 0-d shape
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
+    return shape.expand(self, *sizes)
 
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
@@ -118,9 +126,10 @@ _METHODS: dict[str, Any] = {
     "view_as": _view_as,
     "permute": shape.permute,
     "transpose": shape.transpose,
+    "t": shape.t,
     "squeeze": shape.squeeze,
     "unsqueeze": shape.unsqueeze,
-    "expand": shape.expand,
+    "expand": _expand,
     "expand_as": _expand_as,
     "flatten": shape.flatten,
     "clone": conversion.clone,

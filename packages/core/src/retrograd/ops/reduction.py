@@ -50,8 +50,25 @@ def _logsumexp_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple
     return (F.mul(F.reshape(g, kshape), F.exp(F.sub(x, F.reshape(out, kshape)))),)
 
 
+# PyTorch's names: ``...0`` for the full reduction of ``x.sum()``/``x.mean()`` (no dim given),
+# ``...1`` when a dim is given -- also ``dim=None`` or ``dim=()`` -- with the same rule
+SumBackward0 = formula_node("SumBackward0", _sum_rule)
 SumBackward = formula_node("SumBackward1", _sum_rule)
+MeanBackward0 = formula_node("MeanBackward0", _mean_rule)
 MeanBackward = formula_node("MeanBackward1", _mean_rule)
+
+
+class _NoDim:
+    """The default ``dim`` of ``sum``/``mean``: no dim given (PyTorch's ``...Backward0``), which
+    reduces every axis as ``dim=None`` does."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NO_DIM: Any = _NoDim()
 AmaxBackward = formula_node("AmaxBackward0", _amax_rule)
 LogsumexpBackward = formula_node("LogsumexpBackward0", _logsumexp_rule)
 
@@ -136,8 +153,8 @@ def _full_sum_attrs(shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return attrs
 
 
-def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    if dim is None and keepdim is False and type(x) is Tensor:  # the full reduction, inline
+def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:  # noqa: A001
+    if dim is _NO_DIM and keepdim is False and type(x) is Tensor:  # x.sum(), inline
         be = x.backend
         # axis None: every axis (the Array API's spelling; no per-call tuple of axes)
         data = be.ops.sum(x._data, None, False)
@@ -145,33 +162,50 @@ def sum(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A
             data = be.asarray(data)
         out = Tensor(data, be)
         if _grad.enabled and x._requires_grad:
-            record(SumBackward, out, (x,), (), (), _FULL_SUM_ATTRS.get(x._data.shape) or
+            record(SumBackward0, out, (x,), (), (), _FULL_SUM_ATTRS.get(x._data.shape) or
                    _full_sum_attrs(x._data.shape))
         return out
-    out, axes, _ = _reduce("sum", x, dim, keepdim)
+    full = dim is _NO_DIM  # x.sum() of a Tensor subclass (a Parameter), or keepdim=True
+    out, axes, _ = _reduce("sum", x, None if full else dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
-        record(SumBackward, out, (x,), (), (), (shape, _keep_shape(shape, axes)))
+        record(SumBackward0 if full and not keepdim else SumBackward, out, (x,), (), (),
+               (shape, _keep_shape(shape, axes)))
     return out
 
 
-def mean(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be either a "
                          f"floating point or complex dtype. Got: {torch_name(x.dtype)}")
-    out, axes, _ = _reduce("mean", x, dim, keepdim)
+    full = dim is _NO_DIM
+    out, axes, _ = _reduce("mean", x, None if full else dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
         n = 1
         for a in axes:
             n *= shape[a]
-        record(MeanBackward, out, (x,), (), (), (shape, _keep_shape(shape, axes), n))
+        record(MeanBackward0 if full and not keepdim else MeanBackward, out, (x,), (), (),
+               (shape, _keep_shape(shape, axes), n))
     return out
 
 
+def _check_amax_empty(x: Tensor, dim: Any) -> None:
+    """PyTorch's refusals for an empty ``x``: no dim given (RuntimeError), or a reduced axis of
+    size 0 (IndexError, naming it); reducing only non-empty axes is fine."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        raise ShapeError("amax(): Expected reduction dim to be specified for input.numel() == 0. "
+                         "Specify the reduction dim with the 'dim' argument.")
+    shape = x._data.shape
+    for a in _axes("amax", dim, len(shape)):
+        if len(shape) and shape[a] == 0:
+            raise IndexError(f"amax(): Expected reduction dim {a} to have non-zero size (the "
+                             f"tensor has shape {tuple(shape)}).")
+
+
 def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    if isinstance(x, Tensor) and x.numel() == 0:
-        raise ValueError("amax: cannot reduce an empty tensor")
+    if isinstance(x, Tensor) and x._data.size == 0:
+        _check_amax_empty(x, dim)
     out, axes, data = _reduce("amax", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
@@ -180,12 +214,35 @@ def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     return out
 
 
+def _empty_logsumexp(x: Tensor, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[int, ...], Any]:
+    """``logsumexp`` of an empty tensor, as PyTorch: the log of an empty sum, -inf (the kernel's
+    running maximum has no identity); the result is itself empty unless every reduced axis
+    is."""
+    if not isinstance(keepdim, bool):
+        raise TypeError(f"logsumexp(): argument 'keepdim' must be bool, not "
+                        f"{type(keepdim).__name__}")
+    shape = tuple(x._data.shape)
+    axes = _axes("logsumexp", dim, len(shape))
+    kept = _keep_shape(shape, axes)
+    oshape = kept if keepdim else tuple(n for i, n in enumerate(shape) if i not in axes)
+    be = x.backend
+    ops = be.ops
+    zeros = ops.sum(x._data, axes, True)  # of shape ``kept`` and x's dtype: zeros, or empty
+    data = ops.reshape(ops.add(zeros, float("-inf")), oshape)
+    if type(data) is not be.array_type:
+        data = be.asarray(data)
+    return Tensor(data, be), axes, data
+
+
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``; an integer or bool input is computed in the default
     float dtype, as in PyTorch."""
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         x = Tensor(cast_data(x, get_default_dtype()), x.backend)  # cannot require grad
-    out, axes, data = _reduce("logsumexp", x, dim, keepdim)
+    if isinstance(x, Tensor) and x._data.size == 0:
+        out, axes, data = _empty_logsumexp(x, dim, keepdim)
+    else:
+        out, axes, data = _reduce("logsumexp", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
         shape = tuple(x._data.shape)
         record(LogsumexpBackward, out, (x,), (x._data, data), (x, 0),

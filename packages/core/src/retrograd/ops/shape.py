@@ -7,16 +7,19 @@ import operator
 from typing import Any
 
 from .._version import rebased_of
+from ..autograd.anomaly import _state as _anomaly
+from ..autograd.anomaly import forward_stack
 from ..autograd.node import formula_node
 from ..errors import ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import check_device, record
+from .conversion import CloneBackward
 
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
     "flatten", "getitem", "cat", "stack", "sum_to", "index_backward", "index_zero",
-    "index_put", "matrix_transpose", "alias_like",
+    "index_put", "matrix_transpose", "alias_like", "t",
 ]
 
 
@@ -88,6 +91,8 @@ def wrap_dim(name: str, dim: Any, ndim: int, arg: str = "dim") -> int:
 
 
 def _shape_arg(name: str, shape: tuple[Any, ...], arg: str = "shape") -> tuple[int, ...]:
+    if not shape:  # ``x.reshape()``: PyTorch's binding wants the argument (``()`` is one)
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for s in shape:
@@ -132,10 +137,45 @@ def _reshape_error(name: str, shape: tuple[int, ...], x: Tensor) -> ShapeError:
                       f"(a tensor of shape {x.shape})")
 
 
-# -- reshape / view / flatten / squeeze / unsqueeze: all undone by a reshape -------------------
-ReshapeBackward = formula_node(
-    "ReshapeAliasBackward0", lambda F, g, s, a, n: (F.reshape(g, a),)
-)
+# -- the nodes of the view ops, named and linked as PyTorch's --------------------------------
+def _reshape_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    return (F.reshape(g, attrs),)  # attrs: the input's shape
+
+
+def _identity_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    return (g,)
+
+
+# reshape and view: ``ViewBackward0`` for a view of a contiguous tensor (and for ``view``),
+# ``ReshapeAliasBackward0`` for a reshape that is a view of a non-contiguous one, and
+# ``UnsafeViewBackward0`` over ``CloneBackward0`` for a reshape that must copy
+ViewBackward = formula_node("ViewBackward0", _reshape_rule)
+ReshapeAliasBackward = formula_node("ReshapeAliasBackward0", _reshape_rule)
+UnsafeViewBackward = formula_node("UnsafeViewBackward0", _reshape_rule)
+SqueezeBackward0 = formula_node("SqueezeBackward0", _reshape_rule)  # squeeze()
+SqueezeBackward1 = formula_node("SqueezeBackward1", _reshape_rule)  # squeeze(dim)
+SqueezeBackward2 = formula_node("SqueezeBackward2", _reshape_rule)  # squeeze((dims...))
+UnsqueezeBackward = formula_node("UnsqueezeBackward0", _reshape_rule)
+AliasBackward = formula_node("AliasBackward0", _identity_rule)  # x[...], x[:, :]
+
+
+def _link(cls: Any, out: Tensor, attrs: Any) -> None:
+    """One more node of a chain PyTorch records for one op (``x[0, 1:]``: a select, then a
+    slice; a reshape that copies: a clone, then an unsafe view): a ``cls`` node whose one edge
+    is ``out``'s current node, made ``out``'s node. The first node of the chain was recorded
+    by ``record``, with the op's input as its edge."""
+    node = cls(out.backend, out.grad_fn, (), (), (), attrs)
+    if _anomaly.enabled:
+        node.metadata["traceback_"] = forward_stack()
+    out.grad_fn = node
+
+
+def _contiguous(data: Any) -> bool:
+    """Whether ``data`` is laid out C-contiguously (PyTorch's ``is_contiguous``: strides of
+    dimensions of size 1, and of empty arrays, do not count -- NumPy's flag says the same).
+    An array type without strides counts as contiguous."""
+    flags = getattr(data, "flags", None)
+    return True if flags is None else bool(getattr(flags, "c_contiguous", True))
 
 
 def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> Tensor:
@@ -161,7 +201,14 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
             "can have that size; use .reshape(...) instead"
         )
     if _grad.enabled and x._requires_grad:
-        record(ReshapeBackward, out, (x,), (), (), tuple(x._data.shape))
+        in_shape = tuple(x._data.shape)
+        if view_only or _contiguous(x._data):
+            record(ViewBackward, out, (x,), (), (), in_shape)
+        elif out._base is not None or x.numel() == 0:  # PyTorch's _reshape_alias
+            record(ReshapeAliasBackward, out, (x,), (), (), in_shape)
+        else:  # no view has that shape: PyTorch clones, then views the clone
+            record(CloneBackward, out, (x,))
+            _link(UnsafeViewBackward, out, in_shape)
     return out
 
 
@@ -193,12 +240,25 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshaped("flatten", x, shape[:s] + (n,) + shape[e + 1:], False)
 
 
+def _resized(x: Tensor, shape: tuple[int, ...], cls: Any) -> Tensor:
+    """``x`` with dimensions of size 1 removed or inserted (squeeze, unsqueeze): always a
+    view, recorded as a ``cls`` node."""
+    out = _view_result(x, x.backend.ops.reshape(x._data, shape), "reshape")
+    if _grad.enabled and x._requires_grad:
+        record(cls, out, (x,), (), (), tuple(x._data.shape))
+    return out
+
+
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"squeeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
     if dim is None:
         new = tuple(n for n in shape if n != 1)
+        cls = SqueezeBackward0
     else:
-        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        many = isinstance(dim, (tuple, list))
+        dims = tuple(dim) if many else (dim,)
         axes: set[int] = set()
         for d in dims:
             a = wrap_dim("squeeze", d, len(shape))
@@ -207,13 +267,16 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
                                  f"dims {list(dims)}")
             axes.add(a)
         new = tuple(n for i, n in enumerate(shape) if not (i in axes and n == 1))
-    return _reshaped("squeeze", x, new, False)
+        cls = SqueezeBackward2 if many else SqueezeBackward1
+    return _resized(x, new, cls)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"unsqueeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
     d = wrap_dim("unsqueeze", dim, len(shape) + 1)
-    return _reshaped("unsqueeze", x, shape[:d] + (1,) + shape[d:], False)
+    return _resized(x, shape[:d] + (1,) + shape[d:], UnsqueezeBackward)
 
 
 # -- permute / transpose ---------------------------------------------------------------------
@@ -225,6 +288,10 @@ def _permute_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[A
 
 
 PermuteBackward = formula_node("PermuteBackward0", _permute_rule)
+# a transpose's dims (attrs) swap two dimensions: their own inverse
+TransposeBackward = formula_node("TransposeBackward0",
+                                 lambda F, g, s, a, n: (F.permute(g, a),))
+TBackward = formula_node("TBackward0", lambda F, g, s, a, n: (F.permute(g, a),))
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
@@ -246,21 +313,40 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
         if len(set(dims)) != nd:
             raise ShapeError(f"permute(): duplicate dims are not allowed (dims {list(dims)} "
                              f"for a tensor of shape {x.shape})")
+    return _permuted(x, dims, PermuteBackward)
+
+
+def _permuted(x: Tensor, dims: tuple[int, ...], cls: Any) -> Tensor:
     out = _view_result(x, x.backend.ops.permute(x._data, dims), "permute", dims)
     if _grad.enabled and x._requires_grad:
-        record(PermuteBackward, out, (x,), (), (), dims)
+        record(cls, out, (x,), (), (), dims)
     return out
 
 
+def _swapped(x: Tensor, a: int, b: int, cls: Any) -> Tensor:
+    dims = list(range(x.ndim))
+    if dims:
+        dims[a], dims[b] = dims[b], dims[a]
+    return _permuted(x, tuple(dims), cls)
+
+
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"transpose: expected a Tensor, got {type(x).__name__}")
     nd = x.ndim
     a = wrap_dim("transpose", dim0, nd, "dim0")
     b = wrap_dim("transpose", dim1, nd, "dim1")
-    if nd == 0:
-        return permute(x)
-    dims = list(range(nd))
-    dims[a], dims[b] = dims[b], dims[a]
-    return permute(x, *dims)
+    return _swapped(x, a, b, TransposeBackward)
+
+
+def t(x: Tensor) -> Tensor:
+    """``x.t()``: a matrix transposed, a vector or a 0-d tensor as it is (still a view, with
+    PyTorch's ``TBackward0``)."""
+    nd = x.ndim
+    if nd > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D "
+                         f"(shape {x.shape})")
+    return _swapped(x, 0, nd - 1 if nd else 0, TBackward)
 
 
 def matrix_transpose(x: Tensor) -> Tensor:
@@ -305,7 +391,7 @@ def expand_shape(name: str, shape: tuple[int, ...], sizes: tuple[int, ...]) -> t
 
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
-    sizes = _shape_arg("expand", sizes, "size")
+    sizes = _shape_arg("expand", sizes, "size") if sizes else ()  # the method wants one
     target = sizes if sizes == x.shape else expand_shape("expand", x.shape, sizes)
     return expand_to(x, target)
 
@@ -352,9 +438,11 @@ def _norm_key(x: Tensor, key: Any) -> Any:
                                                else int(k.item())))
         elif isinstance(k, bool):
             out.append(k)
-        elif isinstance(k, (int, slice)) or k is None or k is Ellipsis:
-            if type(k) is int and not -_I64 <= k < _I64:
+        elif isinstance(k, int):
+            if not -_I64 <= k < _I64:
                 raise _index_overflow(k)
+            out.append(int(k))  # an int subclass as the int it is (getitem tests type(k))
+        elif isinstance(k, slice) or k is None or k is Ellipsis:
             out.append(k)
         elif isinstance(k, (list, tuple)):
             arr = be.asarray(k)
@@ -363,7 +451,21 @@ def _norm_key(x: Tensor, key: Any) -> Any:
                 raise _index_overflow(k)
             out.append(arr)
         elif hasattr(k, "shape") and hasattr(k, "dtype"):
-            out.append(be.asarray(k))
+            from ..backends.host import xp as numpy  # the host array library, via backends
+
+            if isinstance(k, numpy.generic) and k.dtype.kind not in "iu":
+                # PyTorch reads a NumPy scalar as a number only when it is an integer
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                    f"Variables are valid indices (got {type(k).__module__}."
+                    f"{type(k).__name__})")
+            arr = be.asarray(k)
+            if arr.ndim == 0 and _is_mask(arr):  # a 0-d array: its number (PyTorch: a
+                out.append(bool(arr))             # NumPy scalar or 0-d array is an int)
+            elif arr.ndim == 0 and _is_integer(arr):
+                out.append(int(arr))
+            else:
+                out.append(arr)
         elif isinstance(k, str):  # PyTorch tries to read it as data for an index tensor
             raise TypeError(f"invalid data type 'str' for an index: {k!r}")
         else:
@@ -375,6 +477,25 @@ def _norm_key(x: Tensor, key: Any) -> Any:
 
 
 _I64 = 2**63
+
+
+def _is_mask(arr: Any) -> bool:
+    """Whether the index array ``arr`` is a bool mask (NumPy's dtype kind; by name where the
+    dtype has no kind)."""
+    kind = getattr(arr.dtype, "kind", None)
+    return kind == "b" if kind is not None else str(arr.dtype).rpartition(".")[2] == "bool"
+
+
+def _is_integer(arr: Any) -> bool:
+    kind = getattr(arr.dtype, "kind", None)
+    if kind is not None:
+        return kind in "iu"
+    return "int" in str(arr.dtype).rpartition(".")[2]
+
+
+def _dims_of(item: Any) -> int:
+    """How many dimensions of the indexed tensor the index array ``item`` takes."""
+    return item.ndim if _is_mask(item) else 1
 
 
 def _index_overflow(k: Any) -> ValueError:
@@ -535,32 +656,186 @@ def _index_put_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple
 IndexPutBackward = formula_node("IndexPutBackward0", _index_put_rule, arity=2)
 
 
+def _write_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    """The backward of a select or a slice: zeros of the input's shape with ``g`` written at
+    the basic key (no element is read twice: a plain write, not ``index_backward``'s
+    scatter-add, which NumPy does many times slower). Under create_graph the differentiable
+    ``index_backward``."""
+    shape, key = attrs
+    if isinstance(g, Tensor):
+        return (F.index_backward(g, shape, key),)
+    out = F.zeros(shape, g.dtype)
+    F.setitem(out, key, g)
+    return (out,)
+
+
+SelectBackward = formula_node("SelectBackward0", _write_rule)
+SliceBackward = formula_node("SliceBackward0", _write_rule)
+_FULL = slice(None)
+
+
+def _basic_steps(shape: tuple[int, ...], k: tuple[Any, ...], one_slice: bool) -> list[Any]:
+    """The nodes PyTorch records for the basic items of the key ``k`` on a tensor of
+    ``shape``, in its order (``applySlicing``): a ``SelectBackward0`` per int, a
+    ``SliceBackward0`` per slice that is not the whole dimension (in a tuple key ``0:n``,
+    ``:`` and ``::1`` are skipped; a key that is one slice is never skipped), an
+    ``UnsqueezeBackward0`` per None and per bool (a bool's index array follows in the
+    advanced part). Index arrays take their dimensions and record nothing here. ``k`` is
+    known to index ``shape``: the backend has just applied it. The nodes' keys end in ``...``
+    (an Array API namespace indexes no dimension implicitly)."""
+    cur = list(shape)
+    n_ell = len(shape)
+    for item in k:  # how many dimensions the Ellipsis stands for
+        if type(item) is int or type(item) is slice:
+            n_ell -= 1
+        elif item is not None and item is not Ellipsis and not isinstance(item, bool):
+            n_ell -= _dims_of(item)
+    steps: list[Any] = []
+    dim = 0
+    for item in k:
+        tp = type(item)
+        if tp is int:
+            n = cur[dim]
+            steps.append((SelectBackward, (tuple(cur), (_FULL,) * dim + (item % n, ...))))
+            del cur[dim]
+        elif tp is slice:
+            n = cur[dim]
+            start, stop, step = item.start, item.stop, item.step
+            if one_slice or not ((start is None or start == 0) and (step is None or step == 1)
+                                 and (stop is None or stop >= n)):
+                norm = slice(*item.indices(n))
+                steps.append((SliceBackward, (tuple(cur), (_FULL,) * dim + (norm, ...))))
+                cur[dim] = len(range(*norm.indices(n)))
+            dim += 1
+        elif item is None or tp is bool:
+            steps.append((UnsqueezeBackward, tuple(cur)))
+            cur.insert(dim, 1)
+            dim += 1
+        elif item is Ellipsis:
+            dim += n_ell
+        else:  # an index array: its dimensions stay for the advanced part
+            dim += _dims_of(item)
+    return steps
+
+
+def _check_steps(k: tuple[Any, ...]) -> None:
+    for item in k:
+        if type(item) is slice and item.step is not None and item.step <= 0:
+            raise ValueError(f"step must be greater than zero (slice {item})")
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` as PyTorch computes and records it: the basic items (ints, slices, None,
+    Ellipsis; bools as an unsqueeze) give a view, recorded as PyTorch's chain of
+    ``SelectBackward0``/``SliceBackward0``/``UnsqueezeBackward0`` nodes (``AliasBackward0``
+    when no item changes anything); index arrays (and bools) then index that view, a copy
+    recorded as one ``IndexBackward0`` -- PyTorch's order, which also gives its shape for a
+    key that mixes ints and index arrays (``y[0, :, [0, 1]]``: (3, 2), NumPy's (2, 3))."""
     k = _norm_key(x, key)
-    basic = _is_basic(k)
+    be = x.backend
+    for item in k:
+        tp = type(item)
+        if tp is slice:
+            if item.step is not None and item.step <= 0:
+                raise ValueError(f"step must be greater than zero (slice {item})")
+        elif tp is not int and item is not None and item is not Ellipsis:
+            return _advanced(x, key, k)
     try:
         # an all-integer key (``x[0]`` of a 1-d tensor) would give NumPy's scalar, a copy: with
         # a trailing Ellipsis it is a 0-d view, as PyTorch's ``x[0]`` is
-        data = x.backend.ops.getitem(x._data, k + (Ellipsis,) if basic and Ellipsis not in k
-                                     else k)
+        data = be.ops.getitem(x._data, k if Ellipsis in k else k + (Ellipsis,))
     except IndexError as exc:
         raise _index_error(x, key, k, exc) from None
+    out = _view_result(x, data, "getitem", k)
+    if _grad.enabled and x._requires_grad:
+        if type(key) is int:  # ``x[i]``, the common case: one select
+            shape = tuple(x._data.shape)
+            record(SelectBackward, out, (x,), (), (), (shape, (key % shape[0], ...)))
+            return out
+        steps = _basic_steps(tuple(x._data.shape), k, type(key) is slice)
+        if not steps:
+            record(AliasBackward, out, (x,))
+        else:
+            cls, attrs = steps[0]
+            record(cls, out, (x,), (), (), attrs)
+            for cls, attrs in steps[1:]:
+                _link(cls, out, attrs)
+    return out
+
+
+def _advanced(x: Tensor, key: Any, k: tuple[Any, ...]) -> Tensor:
+    """``getitem`` of a key with index arrays (or bools): the basic items first (a view, its
+    nodes as ``getitem`` records them), then the arrays on that view, in one
+    ``IndexBackward0`` whose key holds an array or ``:`` per dimension of the view."""
     be = x.backend
-    if basic:
-        out = _view_result(x, data, "getitem", k)
-    else:
+    ops = be.ops
+    if type(key) is Tensor and type(k[0]) is not bool:  # ``x[i]``: one index array
+        try:
+            data = ops.getitem(x._data, k)
+        except IndexError as exc:
+            raise _index_error(x, key, k, exc) from None
         if type(data) is not be.array_type:
             data = be.asarray(data)
         out = Tensor(data, be)
-    if _grad.enabled and x._requires_grad:
-        if basic:
-            record(IndexBackward, out, (x,), (), (), (tuple(x._data.shape), k))
-        else:  # the index arrays are saved (stamped when they came from a tensor)
-            if type(key) is Tensor and len(k) == 1:  # ``x[i]``: one index tensor, inline
-                tmpl, saved, srcs = _ONE_SLOT, k, (key,)
+        if _grad.enabled and x._requires_grad:
+            record(IndexBackward, out, (x,), k, (key,), (tuple(x._data.shape), _ONE_SLOT))
+        return out
+    _check_steps(k)
+    recorded = _grad.enabled and x._requires_grad
+    items = key if isinstance(key, tuple) else (key,)
+    basic: list[Any] = []  # the key of the basic part: each array as ``:`` (a bool: None)
+    kept: list[Any] = []  # the key of the advanced part, as its node keeps it (kept_key)
+    nd = len(x._data.shape)
+    n_ell = nd
+    for item in k:
+        if type(item) is int or type(item) is slice:
+            n_ell -= 1
+        elif item is not None and item is not Ellipsis and not isinstance(item, bool):
+            n_ell -= _dims_of(item)
+    for orig, item in zip(items, k):
+        tp = type(item)
+        if tp is int:
+            basic.append(item)
+        elif tp is slice or item is None:
+            basic.append(item)
+            kept.append(_FULL)
+        elif item is Ellipsis:
+            basic.append(item)
+            kept.extend((_FULL,) * max(n_ell, 0))
+        elif tp is bool:  # PyTorch: an unsqueeze, then an index array of 1 or 0 zeros
+            basic.append(None)
+            kept.append(ops.arange(0, 1 if item else 0, 1, be.xp_dtype("int64")))
+        else:
+            m = _dims_of(item)
+            basic.extend((_FULL,) * m)
+            if isinstance(orig, Tensor):
+                kept.append(orig)  # split_key stamps it: version-checked
+            elif recorded and not isinstance(orig, (list, tuple)):
+                kept.append(ops.copy(item))  # the caller's array may change: the node's copy
             else:
-                _, tmpl, saved, srcs = split_key(kept_key(x, key, k))
-            record(IndexBackward, out, (x,), saved, srcs, (tuple(x._data.shape), tmpl))
+                kept.append(item)  # the node's own array (made from a list), or no node
+    bkey = tuple(basic)
+    while kept and kept[-1] is _FULL:
+        kept.pop()
+    raw, tmpl, saved, srcs = split_key(tuple(kept))
+    try:
+        mid = ops.getitem(x._data, bkey if Ellipsis in bkey else bkey + (Ellipsis,))
+        data = ops.getitem(mid, raw)
+    except IndexError as exc:
+        raise _index_error(x, key, k, exc) from None
+    if type(data) is not be.array_type:
+        data = be.asarray(data)
+    out = Tensor(data, be)
+    if recorded:
+        src = x
+        steps = _basic_steps(tuple(x._data.shape), bkey, False)
+        if steps:  # the view the arrays index: a tensor of its own (it is no view of x)
+            src = Tensor(mid, be)
+            cls, attrs = steps[0]
+            record(cls, src, (x,), (), (), attrs)
+            for cls, attrs in steps[1:]:
+                _link(cls, src, attrs)
+        record(IndexBackward, out, (src,), saved, srcs, (tuple(mid.shape), tmpl))
     return out
 
 

@@ -12,7 +12,10 @@ base's memory, so writing the view writes the base); the history does:
 - the view's own history becomes the view taken again from ``b``'s new history;
 - every other view of ``b`` taken before is now *stale*: its history still derives from
   ``b``'s old one. It is regenerated from ``b``'s current history when it is next used
-  (``ops._core.edge_of``), as PyTorch does lazily.
+  (``ops._core.edge_of``), as PyTorch does lazily. PyTorch does so after *any* change of the
+  shared data, also one not recorded (under no_grad, through a ``detach()`` alias), so every
+  in-place op marks the views stale (``ops.inplace.touch``): a view taken from another view
+  then skips that view's node, and its hooks.
 
 For that each view must know how it derives from its base. A view op records, when its input
 requires grad (grad mode on) or is itself such a view, the chain of steps from the base in
@@ -164,9 +167,9 @@ def _graph_ops() -> Any:
 
 def regenerate(t: Tensor) -> None:
     """Give the view ``t`` the history of its chain replayed on its base's *current* history
-    (after a recorded in-place op changed the base's history, directly or through another
-    view). Recorded whatever the grad mode: the history is what a later backward walks.
-    ``retain_grad`` follows the new node, as in PyTorch."""
+    (after an in-place op changed the base, directly or through another view, recorded or
+    not). Recorded whatever the grad mode: the history is what a later backward walks.
+    ``retain_grad`` follows the new node; hooks stay with the old one, as in PyTorch."""
     ex = t._extra
     assert ex is not None and ex.view_chain is not None and t._base is not None
     enabled = _grad.enabled

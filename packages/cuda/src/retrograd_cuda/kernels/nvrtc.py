@@ -1,13 +1,23 @@
 """Compile the package's CUDA sources with NVRTC alone: no GPU, no driver needed.
 
-Why: CI has no GPU, and ``cupy.cuda.compiler`` (what ``RawModule`` and ``ElementwiseKernel``
-use) asks the driver for the device's architecture before compiling, so it fails there. NVRTC
-itself is a plain library; calling ``cupy.cuda.nvrtc.createProgram`` / ``compileProgram``
-directly checks that every kernel the package ships is valid CUDA C for a given architecture.
+Why: CI has no GPU, and CuPy's compile path (what ``RawModule`` and ``ElementwiseKernel`` use)
+asks the driver for the device's architecture before compiling, so it fails there. NVRTC
+itself is a plain library: calling ``cupy.cuda.nvrtc`` directly checks that every kernel the
+package ships is valid CUDA C for a given architecture.
 
-``ElementwiseKernel`` specs are only a fragment (parameters plus one statement), so
-``elementwise_source`` wraps the same operation and preamble in a complete ``__global__``
-template of our own, instantiated for float and double, and that is what gets compiled.
+What is compiled is what CuPy would compile:
+
+* ``RAW_MODULE`` as ``fused.raw_function`` hands it to ``cupy.RawModule``;
+* each ``ElementwiseKernel`` through **CuPy's own code generator**
+  (``cupy._core._kernel._get_elementwise_kernel_code``, the function ``__call__`` uses), for
+  float32 and float64 and for the argument layouts CuPy specialises on (contiguous 1-D after
+  its dimension merging; strided 2-D with 32-bit and with 64-bit indexing), with the headers
+  and include paths CuPy prepends (``cupy._core.core``). Those are CuPy internals: if a CuPy
+  release renames them, ``CupyInternalsChanged`` says so, and the check fails rather than
+  silently checking less.
+
+The options mirror CuPy's: ``-ftz=true`` (CuPy compiles every kernel with float32 subnormals
+flushed to zero), ``--device-as-default-execution-space`` (NVRTC 12+), ``--std=c++17``.
 
 Run ``python -m retrograd_cuda.kernels.nvrtc`` to compile everything for sm_80 and sm_90.
 """
@@ -19,13 +29,21 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .sources import CTYPES, ELEMENTWISE, RAW_MODULE, ElementwiseSpec
+from .sources import CTYPES, ELEMENTWISE, RAW_MODULE, RAW_OPTIONS, ElementwiseSpec
 
 #: The architectures CI checks: Ampere (A100) and Hopper (H100/H200).
 ARCHS: tuple[str, ...] = ("sm_80", "sm_90")
 
+#: The argument layouts an ElementwiseKernel is compiled for: (ndim, c_contiguous, 32-bit index).
+LAYOUTS: tuple[tuple[int, bool, bool], ...] = ((1, True, True), (2, False, True), (2, False, False))
+
+#: The integer type ``I`` stands for, per float dtype (both integer widths get compiled).
+INDEX_DTYPE: dict[str, str] = {"float32": "int64", "float64": "int32"}
+
+# CuPy's _ArgKind enum (cupy/_core/_kernel.pxd)
+_ARG_NDARRAY, _ARG_INDEXER, _ARG_SCALAR = 1, 2, 3
+
 _ENTRY = re.compile(r"^\s*(?:\.(?:visible|weak|extern)\s+)*\.entry\s+([\w$]+)", re.MULTILINE)
-_PARAM = re.compile(r"^\s*(raw\s+)?(\w+)\s+(\w+)\s*$")
 
 
 class NvrtcUnavailable(RuntimeError):
@@ -34,6 +52,10 @@ class NvrtcUnavailable(RuntimeError):
 
 class KernelCompileError(RuntimeError):
     """NVRTC rejected a source; the message carries NVRTC's log."""
+
+
+class CupyInternalsChanged(RuntimeError):
+    """CuPy's code generator is not where this check looks for it (a new CuPy release)."""
 
 
 @dataclass(frozen=True)
@@ -70,65 +92,96 @@ def nvrtc_version() -> tuple[int, int]:
     return tuple(_nvrtc().getVersion())  # type: ignore[return-value]
 
 
-def _parse_params(params: str) -> list[tuple[bool, str, str]]:
-    out = []
-    for part in params.split(","):
-        m = _PARAM.match(part)
-        if m is None:
-            raise ValueError(f"cannot parse ElementwiseKernel parameter {part!r}")
-        out.append((m.group(1) is not None, m.group(2), m.group(3)))
+def _cupy_internals():
+    try:
+        import cupy
+        from cupy._core import _carray, _kernel, _scalar, core
+
+        return (cupy, _kernel._ArgInfo, _kernel._get_elementwise_kernel_code,
+                _carray.Indexer, _scalar.CScalar, core)
+    except (ImportError, AttributeError) as exc:
+        raise CupyInternalsChanged(
+            f"CuPy's ElementwiseKernel code generator was not found ({exc}); update "
+            "retrograd_cuda.kernels.nvrtc for this CuPy release"
+        ) from exc
+
+
+def base_options() -> tuple[str, ...]:
+    """The options CuPy adds to every compile (see the module docstring)."""
+    major = nvrtc_version()[0]
+    return ("-ftz=true",) + (("--device-as-default-execution-space",) if major >= 12 else ())
+
+
+def elementwise_options() -> tuple[str, ...]:
+    """``base_options`` plus CuPy's include paths (its headers and its bundled CCCL)."""
+    *_, core = _cupy_internals()
+    return base_options() + ("--std=c++17", f"-I{core._get_header_dir_path()}",
+                             *core._get_cccl_include_options())
+
+
+def elementwise_source(spec: ElementwiseSpec) -> str:
+    """One translation unit holding what CuPy generates for ``spec``: every float dtype x
+    ``LAYOUTS``, each in a namespace of its own as ``<name>_<dtype>_<layout>``, after CuPy's
+    header includes."""
+    import numpy
+
+    cupy, arg_info, generate, indexer, cscalar, core = _cupy_internals()
+    kernel = cupy.ElementwiseKernel(spec.in_params, spec.out_params, spec.operation, spec.name,
+                                    preamble=spec.preamble)
+    header = "".join(f"#include <{h}>\n" for h in core._cupy_header_list)
+    units = [header]
+    try:
+        for dtype in CTYPES:
+            types = {"T": numpy.dtype(dtype), "I": numpy.dtype(INDEX_DTYPE[dtype])}
+            dtypes = [types.get(p.ctype, p.dtype) for p in kernel.in_params]
+            _, _, type_map = kernel._decide_params_type(tuple(dtypes), ())
+            for k, (ndim, contiguous, small) in enumerate(LAYOUTS):
+                infos = []
+                for p in kernel.params:
+                    if p.name == "_ind":
+                        infos.append(arg_info(_ARG_INDEXER, indexer, None, ndim, True, small))
+                    elif p.name in spec.scalars:
+                        dt = types.get(p.ctype, p.dtype)
+                        infos.append(arg_info(_ARG_SCALAR, cscalar, dt, 0, True, True))
+                    else:
+                        dt = types.get(p.ctype, p.dtype)
+                        infos.append(arg_info(_ARG_NDARRAY, cupy.ndarray, dt, ndim,
+                                              contiguous, small))
+                name = f"{spec.name}_{dtype}_{k}"
+                code = generate(tuple(infos), type_map, kernel.params, kernel.operation, name,
+                                kernel.preamble)
+                units.append(f"namespace rg_{name} {{\n{code}\n}}\n")
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise CupyInternalsChanged(
+            f"CuPy's code generator refused {spec.name} ({type(exc).__name__}: {exc}); update "
+            "retrograd_cuda.kernels.nvrtc for this CuPy release"
+        ) from exc
+    return "".join(units)
+
+
+def elementwise_entry_points(spec: ElementwiseSpec) -> list[str]:
+    """The kernel names ``elementwise_source(spec)`` defines."""
+    return [f"{spec.name}_{d}_{k}" for d in CTYPES for k in range(len(LAYOUTS))]
+
+
+def all_sources() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every translation unit the package ships, by a readable name, with its options."""
+    ew = elementwise_options()
+    out = {f"elementwise:{key}": (elementwise_source(spec), ew)
+           for key, spec in ELEMENTWISE.items()}
+    out["raw_module"] = (RAW_MODULE, base_options() + RAW_OPTIONS)
     return out
 
 
-def elementwise_source(spec: ElementwiseSpec, ctypes: Iterable[str] = CTYPES.values()) -> str:
-    """A complete CUDA translation unit that runs ``spec.operation`` once per element.
-
-    Inputs are bound as ``const T name = name_ptr[i]`` and outputs as ``T& name = name_ptr[i]``,
-    as CuPy binds them, so the statement is type-checked exactly as CuPy will compile it.
-    """
-    ins = _parse_params(spec.in_params)
-    outs = _parse_params(spec.out_params)
-    for raw, typ, name in ins + outs:
-        if raw or typ != "T":
-            raise ValueError(f"{spec.name}: only non-raw 'T' parameters are supported ({name})")
-    args = [f"const T* __restrict__ {n}_ptr" for _, _, n in ins]
-    args += [f"T* __restrict__ {n}_ptr" for _, _, n in outs]
-    binds = [f"        const T {n} = {n}_ptr[i];" for _, _, n in ins]
-    binds += [f"        T& {n} = {n}_ptr[i];" for _, _, n in outs]
-    body = "\n".join(binds)
-    src = [
-        spec.preamble,
-        "template <typename T>",
-        f"__global__ void {spec.name}({', '.join(args)}, long long n) {{",
-        "    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;",
-        "         i += (long long)gridDim.x * blockDim.x) {",
-        body,
-        f"        {spec.operation};",
-        "    }",
-        "}",
-    ]
-    ptr_types = ", ".join(["const {t}*"] * len(ins) + ["{t}*"] * len(outs))
-    for t in ctypes:
-        types = ptr_types.format(t=t)
-        src.append(f"template __global__ void {spec.name}<{t}>({types}, long long);")
-    return "\n".join(src) + "\n"
-
-
-def all_sources() -> dict[str, str]:
-    """Every translation unit the package ships, by a readable name."""
-    out = {f"elementwise:{key}": elementwise_source(spec) for key, spec in ELEMENTWISE.items()}
-    out["raw_module"] = RAW_MODULE
-    return out
-
-
-def compile_source(source: str, name: str, arch: str = "sm_90") -> CompileResult:
+def compile_source(source: str, name: str, arch: str = "sm_90",
+                   options: Iterable[str] = RAW_OPTIONS) -> CompileResult:
     """Compile one translation unit for ``arch`` (``sm_XY``); raise ``KernelCompileError``."""
     nvrtc = _nvrtc()
     prog = nvrtc.createProgram(source, f"{name.replace(':', '_')}.cu", [], [])
     try:
-        options = [f"--gpu-architecture={arch}", "--std=c++17"]
+        opts = [f"--gpu-architecture={arch}", *options]
         try:
-            nvrtc.compileProgram(prog, options)
+            nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError as exc:
             log = nvrtc.getProgramLog(prog)
             raise KernelCompileError(f"{name} failed to compile for {arch}: {exc}\n{log}") from exc
@@ -144,15 +197,16 @@ def compile_source(source: str, name: str, arch: str = "sm_90") -> CompileResult
 def compile_all(archs: Iterable[str] = ARCHS) -> list[CompileResult]:
     """Compile every shipped source for every architecture; stop at the first error."""
     sources = all_sources()
-    return [compile_source(src, name, arch) for arch in archs for name, src in sources.items()]
+    return [compile_source(src, name, arch, opts)
+            for arch in archs for name, (src, opts) in sources.items()]
 
 
 def main() -> int:
     try:
         print(f"NVRTC {'.'.join(map(str, nvrtc_version()))}")
         for r in compile_all():
-            print(f"ok  {r.arch}  {r.name:32s} {len(r.entry_points):3d} kernels")
-    except (NvrtcUnavailable, KernelCompileError) as exc:
+            print(f"ok  {r.arch}  {r.name:36s} {len(r.entry_points):3d} kernels")
+    except (NvrtcUnavailable, KernelCompileError, CupyInternalsChanged) as exc:
         print(exc, file=sys.stderr)
         return 1
     return 0
