@@ -485,8 +485,21 @@ class ProbeMachine(RuleBasedStateMachine):
         ok = self.step(code)
         if ok:
             self._after_write(target, value, no_grad)
+            self._freeze_integer_history(target)
         if value is not None:
             target.tainted = target.tainted or value.tainted
+
+    def _freeze_integer_history(self, target: Var) -> None:
+        """A write recorded into an int or bool tensor (``fill_``, an ``index_put`` from a
+        value that requires grad) gives it a history; PyTorch then refuses every op on it
+        ("Autograd not support dtype"), retrograd computes: a known bug, stepped around by
+        using such tensors no more."""
+        for v in self.vars:
+            t = self.t(v.name)
+            if v.root == target.root and t.requires_grad and dtype_name(t) not in FLOATS \
+                    and not v.frozen:
+                v.frozen = True
+                self.vars_known("test_op_on_an_integer_tensor_with_history_is_refused")
 
     INPLACE = {"add_": "{x}.add_({c})", "mul_": "{x}.mul_({c})", "sub_": "{x}.sub_({c})",
                "fill_": "{x}.fill_({c})", "zero_": "{x}.zero_()"}
@@ -662,7 +675,10 @@ class ProbeMachine(RuleBasedStateMachine):
             return
         t_root = self.t(root.name)
         expr = root.name if t_root.ndim == 0 else f"{root.name}.sum()"  # a scalar root
-        nodes, leaves = self._torch_graph(self.t(root.name))
+        try:
+            nodes, leaves = self._torch_graph(self.t(root.name))
+        except RuntimeError:  # a stale view made under no_grad: torch refuses its grad_fn
+            nodes, leaves = set(), set()
         inputs: list[Var] = []
         for _ in range(n):
             x = self.pick(data, lambda v, t: v not in inputs and (
@@ -940,5 +956,19 @@ def test_empty_slice_is_a_view():
         v = t[1:]
         t.add_(1.0)
         return v._base is not None, v._version
+
+    assert_like_torch(program)
+
+
+@_bug("an int or bool tensor given a history by a recorded in-place write (index_put or fill_ "
+      "from a value that requires grad) is usable in retrograd: every op on it records; "
+      "torch refuses any op whose output would be an int or bool tensor with history "
+      "('Autograd not support dtype: Bool'; ops/_core.py record)")
+def test_op_on_an_integer_tensor_with_history_is_refused():
+    def program(lib):
+        w = lib.tensor([1.5, -1.0], requires_grad=True)
+        m = lib.tensor([True, False])
+        m[lib.tensor([False, False])] = w[0]
+        return m[0]
 
     assert_like_torch(program)
