@@ -39,6 +39,29 @@ def edge_of(t: Tensor | None) -> Any:
     return accumulator_of(t)
 
 
+class InferenceView(str):
+    """A view's creation kind ("no_grad" or "no_grad_plain") for a view made inside
+    inference mode: it behaves as the no_grad kind it equals (``==``), and PyTorch's refusals
+    name inference mode instead of no_grad mode (``view_refusal``)."""
+
+    __slots__ = ()
+
+
+def view_refusal(creation: str, what: str) -> str:
+    """PyTorch's refusal of a view made in no_grad or inference mode; ``what``: "is being
+    modified inplace" or "its base or another view of its base has been modified inplace"."""
+    if isinstance(creation, InferenceView):
+        mode, now, block = "inference mode", "in normal mode", "inference_mode"
+    else:
+        mode, now, block = "no_grad mode", "with grad mode enabled", "no_grad"
+    return (
+        f"A view was created in {mode} and {what} {now}. Given that this use case is "
+        "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+        f"the view and the inplace either both inside the {block} block (if you don't want "
+        "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+    )
+
+
 def _check_view_fresh(t: Tensor) -> None:
     """A view whose base's data changed in place since the view's history was taken -- by
     any op, recorded or not (under no_grad, through another view or a ``detach()`` alias):
@@ -65,14 +88,8 @@ def _check_view_fresh(t: Tensor) -> None:
         base = t._base
         if base is None or not base._requires_grad:
             return
-        raise RetrogradError(
-            "A view was created in no_grad mode and its base or another view of its base has "
-            "been modified inplace with grad mode enabled. Given that this use case is "
-            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-            "both the view and the inplace either both inside the no_grad block (if you don't "
-            "want the inplace to be tracked) or both outside (if you want the inplace to be "
-            "tracked)."
-        )
+        raise RetrogradError(view_refusal(
+            creation, "its base or another view of its base has been modified inplace"))
     raise RetrogradError(  # a custom Function's output: its in-place refusal, for its base
         (creation.partition(": ")[2] or creation).replace(
             "is being modified inplace", "its base or another view of its base has been "

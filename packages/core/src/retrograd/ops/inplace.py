@@ -21,7 +21,7 @@ from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
 from . import promotion
-from ._core import Scalar, check_device, same_device
+from ._core import Scalar, check_device, same_device, view_refusal
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
 
@@ -112,22 +112,13 @@ def touch(vc: bytearray) -> None:
         vc[:] = (int.from_bytes(vc, "little") + _VERSION_AND_EPOCH).to_bytes(16, "little")
 
 
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode "
-    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-    "clarify your code by moving both the view and the inplace either both inside the no_grad "
-    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
-    "inplace to be tracked)."
-)
-
-
 def _refuse_view(creation: str) -> None:
     """PyTorch's refusals of an in-place change, with grad mode on, to a view whose history
     cannot be rebased: one made under no_grad from a tensor that requires grad (the write
     would silently reach that tensor), or an output of a custom Function that aliases its
     input (the rebase would override the Function's backward)."""
     if creation in ("no_grad", "no_grad_plain"):
-        raise RetrogradError(_NO_GRAD_VIEW)
+        raise RetrogradError(view_refusal(creation, "is being modified inplace"))
     raise RetrogradError(creation.partition(": ")[2] or creation)
 
 

@@ -12,8 +12,9 @@ from ..autograd.anomaly import forward_stack
 from ..autograd.node import formula_node
 from ..errors import ShapeError
 from ..grad_mode import _state as _grad
+from ..inference_mode import INFERENCE
 from ..tensor import Tensor
-from ._core import check_device, record
+from ._core import InferenceView, check_device, record
 from .conversion import CloneBackward
 
 __all__ = [
@@ -37,7 +38,9 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
         vc = x._counter()
         out._vc = vc
         out._base = x if x._base is None else x._base
-        if x._requires_grad:
+        # a view of an inference tensor is not differentiable, as in PyTorch (its view ops
+        # record nothing either: the ``x._vc is not INFERENCE`` after each call)
+        if x._requires_grad and vc is not INFERENCE:
             if _grad.enabled:
                 ex = out._x()
                 ex.view_epoch = rebased_of(vc)
@@ -53,14 +56,15 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 # PyTorch: the view still requires grad (it is a view of a tensor that does),
                 # but it has no history, and gradient reaching it goes nowhere
                 ex = out._x()
-                ex.view_creation = "no_grad"
+                ex.view_creation = InferenceView("no_grad") if _grad.inference else "no_grad"
                 ex.view_epoch = rebased_of(vc)  # refused once its base is rebased: _core
                 out._requires_grad = True
         elif x._extra is not None and x._extra.view_creation is not None:
             out._x().view_creation = x._extra.view_creation  # a view of such a view
         elif not _grad.enabled:
             # PyTorch refuses a recorded in-place op through any view made in no_grad mode
-            out._x().view_creation = "no_grad_plain"
+            out._x().view_creation = (InferenceView("no_grad_plain") if _grad.inference
+                                      else "no_grad_plain")
     return out
 
 
@@ -200,7 +204,7 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
             f"{list(shape)} of a tensor of shape {x.shape} laid out non-contiguously): no view "
             "can have that size; use .reshape(...) instead"
         )
-    if _grad.enabled and x._requires_grad:
+    if _grad.enabled and x._requires_grad and (out._base is None or x._vc is not INFERENCE):
         in_shape = tuple(x._data.shape)
         if view_only or _contiguous(x._data):
             record(ViewBackward, out, (x,), (), (), in_shape)
@@ -244,7 +248,7 @@ def _resized(x: Tensor, shape: tuple[int, ...], cls: Any) -> Tensor:
     """``x`` with dimensions of size 1 removed or inserted (squeeze, unsqueeze): always a
     view, recorded as a ``cls`` node."""
     out = _view_result(x, x.backend.ops.reshape(x._data, shape), "reshape")
-    if _grad.enabled and x._requires_grad:
+    if _grad.enabled and x._requires_grad and x._vc is not INFERENCE:
         record(cls, out, (x,), (), (), tuple(x._data.shape))
     return out
 
@@ -318,7 +322,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
 
 def _permuted(x: Tensor, dims: tuple[int, ...], cls: Any) -> Tensor:
     out = _view_result(x, x.backend.ops.permute(x._data, dims), "permute", dims)
-    if _grad.enabled and x._requires_grad:
+    if _grad.enabled and x._requires_grad and x._vc is not INFERENCE:
         record(cls, out, (x,), (), (), dims)
     return out
 
@@ -406,7 +410,7 @@ def expand_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         raise ShapeError(f"expand: a tensor of shape {x.shape} cannot be expanded to "
                          f"{tuple(shape)}") from None
     out = _view_result(x, data, "expand")
-    if _grad.enabled and x._requires_grad:
+    if _grad.enabled and x._requires_grad and x._vc is not INFERENCE:
         record(ExpandBackward, out, (x,), (), (), tuple(x._data.shape))
     return out
 
@@ -747,7 +751,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     except IndexError as exc:
         raise _index_error(x, key, k, exc) from None
     out = _view_result(x, data, "getitem", k)
-    if _grad.enabled and x._requires_grad:
+    if _grad.enabled and x._requires_grad and x._vc is not INFERENCE:
         if type(key) is int:  # ``x[i]``, the common case: one select
             shape = tuple(x._data.shape)
             record(SelectBackward, out, (x,), (), (), (shape, (key % shape[0], ...)))
