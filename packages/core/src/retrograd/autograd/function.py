@@ -713,9 +713,14 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
                 o.detach_()
         elif is_mod:
             o._grad = None  # PyTorch resets the grad of a rebased input
-            o.grad_fn = ctx
-            o._output_nr = i
-            o._requires_grad = True
+            if o._base is not None:  # a view: its base is rebased through CopySlices
+                from ..ops.view_inplace import rebase_dirty_view
+
+                rebase_dirty_view(o, ctx, i)
+            else:
+                o.grad_fn = ctx
+                o._output_nr = i
+                o._requires_grad = True
         else:
             if is_input:
                 o = _alias(o, view=True)
@@ -747,9 +752,14 @@ def _check_dirty(cls: Any, t: Tensor, is_input: bool, num_outputs: int) -> None:
         raise RetrogradError(_DIRTY_VIEW_MULTI)
     if base._requires_grad and base.grad_fn is None:
         raise RetrogradError(_VIEW_OF_LEAF_DIRTY)
+    from ..ops.view_inplace import dirty_view_chain
+
+    if dirty_view_chain(t) is not None:
+        return  # rebased through CopySlices once the forward has returned
     raise RetrogradError(
         f"{cls.__name__}: an input marked with ctx.mark_dirty is a view (shape {t.shape}) of "
-        f"another tensor (shape {base.shape}); retrograd does not rebase views, so this "
-        "in-place change cannot be recorded (refused rather than a silently wrong gradient). "
-        "Pass the base tensor or a .clone() of the view, or call the Function under no_grad()."
+        f"another tensor (shape {base.shape}) whose steps from its base were not recorded "
+        "(taken from a detached alias, or before its base required grad): retrograd cannot "
+        "tell how to rebase it (refused rather than a silently wrong gradient). Take the view "
+        "again from the base, or pass a .clone() of it."
     )

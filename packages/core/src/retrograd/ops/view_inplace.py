@@ -313,3 +313,37 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     bump(vc, rebase=True)  # once, for base and views alike: every other view is now stale
     regenerate(t)
     return True
+
+
+def dirty_view_chain(t: Tensor) -> tuple[tuple[str, Any], ...] | None:
+    """How the view ``t`` derives from its base, for ``ctx.mark_dirty`` on it: its recorded
+    steps, or -- a view taken before its base required grad, where the base still does not --
+    steps read from the memory layout; None where neither is known."""
+    ex = t._extra
+    if ex is not None and ex.view_chain is not None:
+        return ex.view_chain
+    b = t._base
+    if b is None or b._requires_grad or t._data is b._data:
+        return None
+    return _strided_chain(t, b)
+
+
+def rebase_dirty_view(t: Tensor, node: Any, nr: int) -> None:
+    """``ctx.mark_dirty`` on the view ``t``, changed in place by the custom Function ``node``
+    (its output ``nr``): as for a recorded in-place op through a view (``inplace_on_view``),
+    the base takes ``CopySlices(its old history, the Function's output)`` and ``t`` is taken
+    again from it, as PyTorch rebases a dirty view. The Function has already written the
+    base's memory; the caller has bumped the shared counter (``rebase=True``)."""
+    b = t._base
+    chain = dirty_view_chain(t)
+    assert b is not None and chain is not None  # _check_dirty refused the others
+    be = t.backend
+    ex = t._x()
+    ex.view_chain = chain
+    res = Tensor(t._data, be, True, node, nr)  # the Function's output: the view's new value
+    res._vc = new_counter()
+    b_fn, b_nr = b.grad_fn, b._output_nr
+    record(CopySlices, b, (b, res), (), (), ViewFn(chain, b.shape, be))
+    b._output_nr = 0  # b may have been output 1 of a node with several
+    b._follow_retain(b_fn, b_nr)
+    regenerate(t)
