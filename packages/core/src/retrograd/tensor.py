@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import VersionCounter, mark_detached, new_counter, version_of
 from .dtypes import Device, DType, as_dtype
 from .errors import DTypeError, RetrogradError, ShapeError
+from .grad_mode import _state as _grad_state
 from .inference_mode import INFERENCE, REQUIRES_GRAD_ERROR, is_inference_mode_enabled
 
 __all__ = ["Tensor"]
@@ -288,6 +289,11 @@ class Tensor:
             return  # PyTorch: a view made under no_grad requires grad while its base does
         self._requires_grad = value
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        # PyTorch's setter sees the deletion as None: its words
+        raise RetrogradError("requires_grad must be a bool (it cannot be deleted)")
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
         return self
@@ -484,6 +490,10 @@ class Tensor:
         self._data = value._data
         self.backend = value.backend
 
+    @data.deleter
+    def data(self) -> None:
+        raise RetrogradError("Deleting tensor data is not allowed. Delete tensor instead!")
+
     def item(self) -> Any:
         if self.numel() != 1:
             raise ShapeError(
@@ -500,9 +510,10 @@ class Tensor:
                 f"can't convert a {self.device} tensor to numpy: use .cpu() first to copy it "
                 "to host memory"
             )
-        if self._requires_grad:
+        if self._requires_grad and _grad_state.enabled:  # allowed under no_grad, as in PyTorch
             raise RetrogradError(
-                "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()"
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
             )
         return self._data
 

@@ -371,9 +371,9 @@ def _make_seed(i: int, root: Any, seed: Any, create_graph: bool, implicit: bool 
 
 
 def _size(shape: Sequence[int]) -> str:
-    """A shape as PyTorch prints it in its messages (``torch.Size([2, 3])``), so that a
-    message matched against PyTorch's matches retrograd's too."""
-    return "torch.Size([" + ", ".join(str(int(s)) for s in shape) + "])"
+    """A shape as ``Tensor.shape`` prints it, as PyTorch's message prints ``torch.Size``: a
+    program that builds the expected message from the tensors' ``.shape`` matches it."""
+    return str(tuple(int(s) for s in shape))
 
 
 def _fresh(t: Any) -> None:
