@@ -11,6 +11,7 @@ library handle ``lib`` (``torch`` or ``retrograd``)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -901,3 +902,32 @@ def test_backend_without_strides_or_fancy_setitem():
         unregister_backend("strict")
     want = run(torch)
     assert close(got, want), f"torch {want}\nretrograd {got}"
+
+
+@pytest.mark.parametrize("op", ["mul_", "add_", "zero_", "copy_"])
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("nested", [False, True])
+def test_hooks_on_a_view_written_in_place_like_torch(op: str, scale: bool, nested: bool) -> None:
+    """A hook registered on a view before an in-place op on that view belongs to the view's
+    old node, which PyTorch's CopySlices leaves out of the graph: it never fires (nor does
+    a hook that would have changed the gradient change it); a hook registered after does."""
+    def program(lib: Any) -> Any:
+        calls: list[Any] = []
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        base = w * 1
+        view = base[1:][:1] if nested else base[:2]
+        other = base[:]
+        view.register_hook(lambda g: (calls.append(("view-old", g.tolist())),
+                                      g * 10 if scale else None)[1])
+        other.register_hook(lambda g: calls.append(("other-old", g.tolist())))
+        if op == "copy_":
+            view.copy_(lib.full(view.shape, 5.0))
+        elif op == "zero_":
+            view.zero_()
+        else:
+            getattr(view, op)(2)
+        view.register_hook(lambda g: calls.append(("view-new", g.tolist())))
+        (view * 3 + other.sum()).sum().backward()
+        return calls, w.grad.tolist()
+
+    assert program(rg) == program(torch)

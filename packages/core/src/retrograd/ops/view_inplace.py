@@ -172,12 +172,7 @@ def regenerate(t: Tensor) -> None:
     ``retain_grad`` follows the new node; hooks stay with the old one, as in PyTorch."""
     ex = t._extra
     assert ex is not None and ex.view_chain is not None and t._base is not None
-    enabled = _grad.enabled
-    _grad.enabled = True
-    try:
-        r = replay(_graph_ops(), t._base, ex.view_chain)
-    finally:
-        _grad.enabled = enabled
+    r = _replayed(t._base, ex.view_chain)
     old_fn, old_nr = t.grad_fn, t._output_nr
     t.grad_fn = r.grad_fn
     t._output_nr = r._output_nr
@@ -185,6 +180,17 @@ def regenerate(t: Tensor) -> None:
     if t._vc is not None:
         ex.view_epoch = rebased_of(t._vc)
     t._follow_retain(old_fn, old_nr)
+
+
+def _replayed(b: Tensor, chain: tuple[tuple[str, Any], ...]) -> Tensor:
+    """The view ``chain`` of ``b`` taken again on ``b``'s current history, with fresh nodes
+    (recorded whatever the grad mode)."""
+    enabled = _grad.enabled
+    _grad.enabled = True
+    try:
+        return replay(_graph_ops(), b, chain)
+    finally:
+        _grad.enabled = enabled
 
 
 def _strided_chain(t: Tensor, b: Tensor) -> tuple[tuple[str, Any], ...] | None:
@@ -297,7 +303,14 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     if rebased_of(vc) != ex.view_epoch:  # type: ignore[union-attr]
         regenerate(t)  # the old value's history: the view of the base's current one
     old_data = be.ops.copy(t._data) if needs_old else t._data
-    old = Tensor(old_data, be, t._requires_grad, t.grad_fn, t._output_nr)
+    src = t
+    hooks = t.grad_fn._hooks if t.grad_fn is not None else None
+    if hooks is not None and hooks.tensor_pre.get(t._output_nr):
+        # the view's own hooks belong to its old node, which PyTorch's CopySlices leaves out
+        # of the graph (it feeds the base's old history directly): so must the op here --
+        # through a fresh replay of the view's steps, not through that node
+        src = _replayed(b, chain)
+    old = Tensor(old_data, be, src._requires_grad, src.grad_fn, src._output_nr)
     old._vc = new_counter()  # the view's value before the op: a counter of its own
     res = out_of_place(old)
     if res.shape != t.shape:
