@@ -25,6 +25,17 @@ class GraphFreedError(RetrogradError):
     """A node is traversed again after a backward pass released it (retain_graph=False)."""
 
 
+#: PyTorch's words for a walk through a released node (or its freed saved tensors): the
+#: engine and custom Functions start their ``GraphFreedError`` with it.
+GRAPH_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
 class DoubleBackwardUnsupported(RetrogradError):
     """create_graph=True reached a node whose backward cannot be recorded."""
 

@@ -137,7 +137,7 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
         return new
     if g.shape != shape:
         try:
-            if not _broadcasts_into(tuple(shape), tuple(g.shape)):
+            if not expandable_to(tuple(shape), tuple(g.shape)):
                 raise ValueError  # no sum undoes a broadcast from ``shape`` to ``g.shape``
             g = be.ops.reduce_to(g, tuple(shape))
         except ValueError:
@@ -192,7 +192,8 @@ def _keep_unwritten(plan: list[_Write], staged: dict[Any, Any]) -> None:
         plan.append((leaf, cur, cur, False, ops.copy(cur._data), vc, bytes(vc), ops))
 
 
-def _broadcasts_into(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+def expandable_to(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    """Whether shape ``src`` expands to ``dst`` (PyTorch's ``is_expandable_to``)."""
     if len(src) > len(dst):
         return False
     return all(s == d or s == 1 for s, d in zip(reversed(src), reversed(dst)))
@@ -212,7 +213,7 @@ def _check_adds_into(dst: tuple[int, ...], src: tuple[int, ...], shape: tuple[in
                 f"non-singleton dimension {i} (backward adding a gradient of shape {src} into "
                 f"the .grad of shape {dst} of a tensor of shape {shape}: was its .data replaced?)"
             )
-    if not _broadcasts_into(src, dst):
+    if not expandable_to(src, dst):
         out = [max(a, b) for a, b in zip((1,) * (ndim - len(dst)) + dst,
                                           (1,) * (ndim - len(src)) + src)]
         raise RetrogradError(

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends.host import quiet_add
-from ..errors import GraphFreedError, RetrogradError, ShapeError
+from ..errors import GRAPH_FREED, GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from .accumulate import AccumulateGrad, accumulator_of
@@ -29,15 +29,6 @@ from .anomaly import check_outputs, warn_error_in
 from .commit import commit
 from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
-
-# PyTorch's message for a walk through a released node (``function._FREED`` too)
-_FREED = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
            "topo_order"]
@@ -718,7 +709,7 @@ def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
 
 
 def _raise_freed(node: Node) -> None:
-    raise GraphFreedError(f"{_FREED} ({node.name()} was already released by an earlier "
+    raise GraphFreedError(f"{GRAPH_FREED} ({node.name()} was already released by an earlier "
                           "backward)")
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from .._version import bump, rebased_of
 from ..errors import (
+    GRAPH_FREED,
     DoubleBackwardUnsupported,
     DTypeError,
     GraphFreedError,
@@ -50,14 +51,6 @@ from .node import Node
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 _ONCE = "trying to differentiate twice a function that was marked with @once_differentiable"
-
-_FREED = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
 
 _CLEARED_MSG = (
     "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set "
@@ -233,7 +226,7 @@ class FunctionCtx(Node):
         st = self._saved_tensors
         if st is None:
             raise GraphFreedError(
-                f"{_FREED} ({self.name()}: its saved tensors were freed by an earlier "
+                f"{GRAPH_FREED} ({self.name()}: its saved tensors were freed by an earlier "
                 "backward)"
             )
         if st is _CLEARED:

@@ -229,10 +229,3 @@ def binary_operands(op: str, a: Any, b: Any) -> tuple[Any, Any, Any]:
         f"{op}: unsupported operand types {type(a).__name__} and {type(b).__name__}"
     )
 
-
-def broadcast_error(op: str, a: Any, b: Any, exc: Exception) -> ValueError:
-    sa = tuple(getattr(a, "shape", ()))
-    sb = tuple(getattr(b, "shape", ()))
-    return ValueError(
-        f"{op}: shapes {sa} and {sb} cannot be broadcast together ({exc})"
-    )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import new_counter
+from ..autograd.commit import expandable_to
 from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
@@ -310,7 +311,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
             vshape = _strip_leading_ones(value.shape)
             if basic:
                 expand_shape("__setitem__", vshape, sub_shape)
-            elif not _broadcasts(vshape, sub_shape):
+            elif not expandable_to(vshape, sub_shape):
                 raise ShapeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
                                  "cannot be broadcast to indexing result of shape "
                                  f"{list(sub_shape)}")
@@ -358,9 +359,3 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
 
     return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)
 
-
-def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
-    """Whether ``shape`` expands to ``to`` (PyTorch's ``is_expandable_to``)."""
-    if len(shape) > len(to):
-        return False
-    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(to)))
