@@ -468,7 +468,8 @@ DEFAULT_PROGRAMS = {
     "tensor([])": lambda m: m.tensor([]),
     "zeros": lambda m: m.zeros(2),
     "ones": lambda m: m.ones(2, 1),
-    "empty": lambda m: m.empty(2) * 0,
+    # empty's values are whatever memory held (NaN included): compare its dtype and shape only
+    "empty": lambda m: m.zeros(m.empty(2).shape, dtype=m.empty(2).dtype),
     "full(1.5)": lambda m: m.full((2,), 1.5),
     "full(np.float64)": lambda m: m.full((2,), np.float64(1.5)),
     "full(np.bool_)": lambda m: m.full((2,), np.bool_(True)),
