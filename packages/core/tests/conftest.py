@@ -1,5 +1,10 @@
+import os
+import sys
+
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # the shared harness: torch_parity.py
 
 import retrograd as rg
 

@@ -769,6 +769,7 @@ def stale_root_view_backward(lib):
     return x.grad, g
 
 
+@program
 def stale_view_of_plain_buffer(lib):
     x = leaf(lib, [1.0, 2.0, 3.0])
     buf = lib.zeros(3, dtype=lib.float64)
@@ -778,12 +779,13 @@ def stale_view_of_plain_buffer(lib):
     return x.grad
 
 
+@program
 def view_taken_before_base_required_grad(lib):
     x = leaf(lib, [1.0, 2.0, 3.0])
     buf = lib.zeros(2, 3, dtype=lib.float64)
     r = buf[0]
     buf[1].copy_(x)
-    r[1:].mul_(x[:2])  # refused: could be a detached alias, whose rebase differs
+    r[1:].mul_(x[:2])  # r is taken again from buf's new history (ops.late_views)
     (buf * buf).sum().backward()
     return x.grad
 
@@ -829,11 +831,6 @@ def copy_between_partially_overlapping_views(lib):
 KNOWN_DIFFERENCES = {
     "copy_between_partially_overlapping_views": (copy_between_partially_overlapping_views,
                                                  "allowed where PyTorch refuses"),
-    "stale_view_of_plain_buffer": (stale_view_of_plain_buffer,
-                                   "a view of a tensor that needed no grad is not taken "
-                                   "again: it stays a constant"),
-    "view_taken_before_base_required_grad": (view_taken_before_base_required_grad,
-                                             "refused"),
     "detached_view_written_with_grad": (detached_view_written_with_grad, "refused"),
     "unrecorded_write_through_expanded_view": (unrecorded_write_through_expanded_view,
                                                "refused: a read-only NumPy view"),

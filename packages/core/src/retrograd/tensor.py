@@ -32,7 +32,7 @@ _create_lock = threading.RLock()
 
 class _Extra:
     __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
-                 "view_creation", "view_chain")
+                 "view_creation", "view_chain", "plain_views")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -48,6 +48,8 @@ class _Extra:
         # None, "no_grad" (made under no_grad from a tensor that requires grad) or
         # "custom_function: <message>" (an output of a Function that aliases an input)
         self.view_creation: str | None = None
+        # a base's views taken while it needed no gradient: id -> weakref (ops.late_views)
+        self.plain_views: dict[int, Any] | None = None
 
 
 class Tensor:
@@ -236,6 +238,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether this tensor has no history (no ``grad_fn``): a leaf of any graph."""
+        self._fresh()
         return self.grad_fn is None
 
     def is_inference(self) -> builtins.bool:
@@ -265,6 +269,8 @@ class Tensor:
     # -- requires_grad / grad -------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor (a leaf's flag, or having
+        history, or being a differentiable view of a tensor that requires grad)."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -288,6 +294,10 @@ class Tensor:
         if not value and self._extra is not None and self._extra.view_creation == "no_grad":
             return  # PyTorch: a view made under no_grad requires grad while its base does
         self._requires_grad = value
+        if self._base is None and self._extra is not None and self._extra.plain_views:
+            from .ops.late_views import wake
+
+            wake(self, stale=False)  # views taken before: see ops.late_views
 
     @requires_grad.deleter
     def requires_grad(self) -> None:

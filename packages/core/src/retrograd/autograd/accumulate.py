@@ -50,7 +50,10 @@ def accumulator_of(leaf: Any) -> AccumulateGrad | None:
     ex = leaf._extra
     if ex is None:
         ex = leaf._x()
-    elif ex.view_creation == "no_grad":
+    elif ex.view_creation == "no_grad" or (leaf._base is not None and
+                                           ex.view_chain is not None):
+        # (a view requiring grad through its base, without history of its own:
+        # ops.late_views)
         return None
     ref = ex.acc
     acc = ref() if ref is not None else None

@@ -714,6 +714,10 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
                 o.grad_fn = ctx
                 o._output_nr = i
                 o._requires_grad = True
+                if o._extra is not None and o._extra.plain_views:
+                    from ..ops.late_views import wake
+
+                    wake(o, stale=True)  # its views taken while it needed no gradient
         else:
             if is_input:
                 o = _alias(o, view=True)

@@ -23,6 +23,8 @@ from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
 from . import promotion
 from ._core import Scalar, check_device, same_device, view_refusal
+from .late_views import wake
+from .view_inplace import LEAF_VIEW
 
 __all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
 
@@ -49,6 +51,9 @@ def _inplace(
                 isinstance(o, Tensor) and o._requires_grad for o in operands):
             _refuse_view(creation)  # a view of a plain tensor: only a recorded op is refused
     if grad and t._requires_grad and t.grad_fn is None:
+        if t._base is not None and t._extra is not None and \
+                t._extra.view_chain is not None and t._extra.view_epoch != -1:
+            raise RetrogradError(f"{name}: {LEAF_VIEW}")  # woken by requires_grad_: late_views
         raise RetrogradError(
             f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
             "in-place operation; do it under retrograd.no_grad() or use an out-of-place op"
@@ -83,6 +88,8 @@ def _inplace(
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
         t._follow_retain(old.grad_fn, old._output_nr)
+        if t._base is None and t._extra is not None and t._extra.plain_views:
+            wake(t, stale=True)  # its views taken while it needed no gradient
         touch(vc)
         return t
     try:

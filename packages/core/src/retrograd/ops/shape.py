@@ -16,6 +16,7 @@ from ..inference_mode import INFERENCE
 from ..tensor import Tensor
 from ._core import InferenceView, check_device, record
 from .conversion import CloneBackward
+from .late_views import LAZY, is_registered, register
 
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
@@ -48,7 +49,11 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 if x._base is None:
                     ex.view_chain = (step,)
                 elif x._extra is not None:
-                    if x._extra.view_chain is not None:
+                    if x._extra.view_chain is LAZY:  # a woken view: its steps read now
+                        from .view_inplace import chain_of
+
+                        ex.view_chain = chain_of(x) + (step,)
+                    elif x._extra.view_chain is not None:
                         ex.view_chain = x._extra.view_chain + (step,)
                     else:  # a view of a view that may not be rebased: neither may this one
                         ex.view_creation = x._extra.view_creation
@@ -59,12 +64,17 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 ex.view_creation = InferenceView("no_grad") if _grad.inference else "no_grad"
                 ex.view_epoch = rebased_of(vc)  # refused once its base is rebased: _core
                 out._requires_grad = True
-        elif x._extra is not None and x._extra.view_creation is not None:
-            out._x().view_creation = x._extra.view_creation  # a view of such a view
-        elif not _grad.enabled:
-            # PyTorch refuses a recorded in-place op through any view made in no_grad mode
-            out._x().view_creation = (InferenceView("no_grad_plain") if _grad.inference
-                                      else "no_grad_plain")
+        else:
+            xc = x._extra.view_creation if x._extra is not None else None
+            if xc is not None:
+                out._x().view_creation = xc  # a view of such a view
+            elif not _grad.enabled:
+                # PyTorch refuses a recorded in-place op through any view made in no_grad mode
+                out._x().view_creation = (InferenceView("no_grad_plain") if _grad.inference
+                                          else "no_grad_plain")
+            if vc is not INFERENCE and (xc is None or xc == "no_grad_plain") and (
+                    x._base is None or is_registered(x)):
+                register(out, out._base)  # followed if the base comes to need gradient
     return out
 
 

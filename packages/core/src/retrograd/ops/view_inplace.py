@@ -40,6 +40,7 @@ from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .late_views import LAZY, wake
 
 __all__ = ["CopySlices", "ViewFn", "replay", "regenerate", "inplace_on_view"]
 
@@ -69,9 +70,34 @@ def replay(F: Any, x: Any, chain: tuple[tuple[str, Any], ...]) -> Any:
             x = F.permute(x, arg)
         elif kind == EXPAND:
             x = F.expand(x, arg)
+        elif isinstance(x, Tensor):  # GATHER on a tensor: one node, as PyTorch's
+            x = _as_strided(x, arg)
         else:  # GATHER: flat indices into the (flattened) base
             x = F.getitem(F.reshape(x, (-1,)), (arg,))
     return x
+
+
+def _as_strided_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    idx, shape = attrs
+    n = 1
+    for d in shape:
+        n *= d
+    return (F.reshape(F.index_backward(g, (n,), (idx,)), shape),)
+
+
+# a view read off the memory layout (a GATHER step): PyTorch's node for a view it takes again
+# without knowing the view op that made it
+AsStridedBackward = formula_node("AsStridedBackward0", _as_strided_rule)
+
+
+def _as_strided(x: Tensor, idx: Any) -> Tensor:
+    """``x``'s elements at the flat indices ``idx`` (a raw integer array), as a new tensor
+    whose node is ``AsStridedBackward0``."""
+    be = x.backend
+    out = Tensor(be.asarray(be.ops.getitem(be.ops.reshape(x._data, (-1,)), (idx,))), be)
+    if _grad.enabled and x._requires_grad:
+        record(AsStridedBackward, out, (x,), (), (), (idx, tuple(x.shape)))
+    return out
 
 
 class ViewFn:
@@ -172,7 +198,7 @@ def regenerate(t: Tensor) -> None:
     ``retain_grad`` follows the new node; hooks stay with the old one, as in PyTorch."""
     ex = t._extra
     assert ex is not None and ex.view_chain is not None and t._base is not None
-    r = _replayed(t._base, ex.view_chain)
+    r = _replayed(t._base, chain_of(t))
     old_fn, old_nr = t.grad_fn, t._output_nr
     t.grad_fn = r.grad_fn
     t._output_nr = r._output_nr
@@ -180,6 +206,25 @@ def regenerate(t: Tensor) -> None:
     if t._vc is not None:
         ex.view_epoch = rebased_of(t._vc)
     t._follow_retain(old_fn, old_nr)
+
+
+def chain_of(t: Tensor) -> tuple[tuple[str, Any], ...]:
+    """The view ``t``'s recorded chain; for a view woken after its base came to need
+    gradient (``ops.late_views.LAZY``), the steps read off the memory layout, kept."""
+    ex = t._extra
+    assert ex is not None and ex.view_chain is not None and t._base is not None
+    chain = ex.view_chain
+    if chain is LAZY:
+        read = _strided_chain(t, t._base)
+        if read is None:
+            raise RetrogradError(
+                f"a view (shape {t.shape}) taken before its base (shape {t._base.shape}) "
+                "needed gradient is used after the base was given history, on a backend "
+                "whose memory layout retrograd cannot read: take the view again from the "
+                "base (refused rather than a silently wrong gradient)"
+            )
+        chain = ex.view_chain = read
+    return chain
 
 
 def _replayed(b: Tensor, chain: tuple[tuple[str, Any], ...]) -> Tensor:
@@ -200,8 +245,10 @@ def _strided_chain(t: Tensor, b: Tensor) -> tuple[tuple[str, Any], ...] | None:
     which needs a host array interface (NumPy's); None where there is none. Computed with the
     backend's array namespace (``Backend.xp``): the ops layer imports no array library."""
     vd, bd = t._data, b._data
-    vi = getattr(vd, "__array_interface__", None)
-    bi = getattr(bd, "__array_interface__", None)
+    vi = getattr(vd, "__array_interface__", None) or getattr(vd, "__cuda_array_interface__",
+                                                             None)
+    bi = getattr(bd, "__array_interface__", None) or getattr(bd, "__cuda_array_interface__",
+                                                             None)
     if vi is None or bi is None or getattr(vd, "strides", None) is None:
         return None
     xp = t.backend.xp
@@ -269,6 +316,8 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     assert b is not None
     ex = t._extra
     chain = ex.view_chain if ex is not None else None
+    if chain is LAZY:  # taken before its base needed gradient: ops.late_views
+        chain = chain_of(t)
     vc = t._counter()  # the base's, shared
     if chain is None:
         if t._data is b._data:
@@ -323,6 +372,7 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     record(CopySlices, b, (b, res), (), (), fn)
     b._output_nr = 0  # b may have been output 1 of a node with several
     b._follow_retain(b_fn, b_nr)
+    wake(b, stale=True)  # its views taken while it needed no gradient: ops.late_views
     bump(vc, rebase=True)  # once, for base and views alike: every other view is now stale
     regenerate(t)
     return True
@@ -334,7 +384,7 @@ def dirty_view_chain(t: Tensor) -> tuple[tuple[str, Any], ...] | None:
     steps read from the memory layout; None where neither is known."""
     ex = t._extra
     if ex is not None and ex.view_chain is not None:
-        return ex.view_chain
+        return chain_of(t)
     b = t._base
     if b is None or b._requires_grad or t._data is b._data:
         return None
@@ -359,4 +409,5 @@ def rebase_dirty_view(t: Tensor, node: Any, nr: int) -> None:
     record(CopySlices, b, (b, res), (), (), ViewFn(chain, b.shape, be))
     b._output_nr = 0  # b may have been output 1 of a node with several
     b._follow_retain(b_fn, b_nr)
+    wake(b, stale=True)
     regenerate(t)
