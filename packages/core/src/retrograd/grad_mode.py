@@ -35,6 +35,9 @@ class _State(threading.local):
     enabled: bool = True  # operations record (read by every op); False in inference mode
     inference: bool = False  # inference mode is on (retrograd.inference_mode)
     inference_grad: bool = False  # the grad mode is_grad_enabled() reports in inference mode
+    # an in-place op's result is being recorded: it may be an integer or bool tensor with
+    # history, as PyTorch's rebase allows (ops._core.record refuses any other)
+    inplace_history: bool = False
 
 
 _state = _State()

@@ -13,6 +13,7 @@ from ..autograd.anomaly import forward_stack
 from ..autograd.graph import _LIVE as _saved_hooks_live
 from ..autograd.graph import pack_node
 from ..errors import RetrogradError
+from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 
 __all__ = ["record", "edge_of", "binary_operands", "check_device", "Scalar"]
@@ -141,6 +142,8 @@ def record(
             edges = (first, edge_of(t))
     else:
         edges = (first, *map(edge_of, inputs[1:]))
+    if _float_array_dtypes.get(out._data.dtype) is not True:
+        _check_differentiable(out)
     node = _new(cls)
     node._next = edges
     node._versions = stamps
@@ -162,6 +165,32 @@ def record(
 
 
 _new = object.__new__
+
+# array dtype -> whether it can carry history (floating point): record's check, one lookup
+_float_array_dtypes: dict[Any, bool] = {}
+
+# PyTorch's names of the scalar types, in its refusal
+_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                      "int32": "Int", "int64": "Long"}
+
+
+def _check_differentiable(out: Tensor) -> None:
+    """An op's output may carry history only in a floating-point dtype, as in PyTorch: an
+    integer or bool tensor given history by a recorded in-place write (``m[i] = w[0]``)
+    makes every op whose output would be an integer or bool tensor with history an error
+    (``m + 1``, ``m[0]``, ``m.sum()``); ``m * 1.5`` is a float result and records. The
+    in-place op's own result is exempt (``_state.inplace_history``), as PyTorch's rebase
+    does not check."""
+    dt = out.backend.dtype_of(out._data)
+    if dt.is_floating_point:
+        _float_array_dtypes[out._data.dtype] = True
+        return
+    if _grad.inplace_history:
+        return
+    raise RetrogradError(
+        f"Autograd not support dtype: {_SCALAR_TYPE_NAMES.get(dt.name, dt.name)} (an op on "
+        "an integer or bool tensor that has history would give an integer or bool result "
+        "with history: detach() it, or cast it to a floating-point dtype first)")
 
 
 def _stamp(out: Tensor, sources: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -69,7 +69,7 @@ def _inplace(
             # detached alias (not a differentiable view) goes on like any tensor
             from .view_inplace import inplace_on_view
 
-            if inplace_on_view(name, t, out_of_place, needs_old):
+            if inplace_result(t, inplace_on_view, name, t, out_of_place, needs_old):
                 return t
         # t's counter first, while t.grad_fn is still the node that may have saved t
         # unstamped (ops._core._stamp): that node must see the bump below
@@ -77,7 +77,7 @@ def _inplace(
         old_data = be.ops.copy(t._data) if needs_old else t._data
         old = Tensor(old_data, be, t._requires_grad, t.grad_fn, t._output_nr)
         old._vc = new_counter()  # t's value before the op: a counter of its own
-        res = out_of_place(old)
+        res = inplace_result(t, out_of_place, old)
         if res.shape != t.shape:
             raise ShapeError(
                 f"{name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
@@ -102,6 +102,20 @@ def _inplace(
         ) from None
     touch(t._counter())
     return t
+
+
+def inplace_result(t: Tensor, record: Callable[..., Any], *args: Any) -> Any:
+    """``record(*args)``: the recording of an in-place op on ``t``, whose results may be
+    integer or bool tensors with history when ``t`` is one, as PyTorch's rebase allows
+    (``ops._core._check_differentiable``)."""
+    if t.dtype.is_floating_point:
+        return record(*args)
+    before = _grad.inplace_history
+    _grad.inplace_history = True
+    try:
+        return record(*args)
+    finally:
+        _grad.inplace_history = before
 
 
 _VERSION_AND_EPOCH = 1 + (1 << 64)  # version: bytes 0-7 of a counter; rebase epoch: 8-14
