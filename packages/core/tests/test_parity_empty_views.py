@@ -17,28 +17,21 @@ from typing import Any
 
 import pytest
 
-import retrograd as rg
-
 torch = pytest.importorskip("torch")
-
-
-def _outcome(program: Callable[[Any], Any], lib: Any) -> tuple[str, Any]:
-    try:
-        return "ok", program(lib)
-    except Exception as exc:  # noqa: BLE001 - compared with the oracle's
-        return "raised", exc
+from torch_parity import same  # noqa: E402 - after the skip: it imports torch
 
 
 def _same(program: Callable[[Any], Any], phrase: str | None = None) -> None:
-    want = _outcome(program, torch)
-    got = _outcome(program, rg)
-    if want[0] == "raised":
-        assert got[0] == "raised", f"torch raised {want[1]!r}, retrograd returned {got[1]!r}"
-        assert isinstance(got[1], type(want[1])), (want[1], got[1])
-        assert phrase is not None and phrase in str(want[1]) and phrase in str(got[1]), (
-            want[1], got[1])
-    else:
-        assert got == want
+    """``torch_parity.same``, where an error torch raises must come with its phrase."""
+    returned = []
+
+    def run(lib: Any) -> Any:
+        result = program(lib)
+        returned.append(lib)
+        return result
+
+    same(run, phrase)
+    assert phrase is not None or torch in returned, "torch raised: give the phrase to check"
 
 
 # every way to take an empty view: (name, make(lib) -> (base, view))

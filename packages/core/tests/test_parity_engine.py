@@ -12,45 +12,15 @@ import warnings
 
 import pytest
 import torch
+from torch_parity import same as _same
 
 import retrograd as rg
 
 
-def plain(v):
-    """Tensors -> nested lists (with dtype names), recursively; the rest as is."""
-    if isinstance(v, (torch.Tensor, rg.Tensor)):
-        return ("tensor", str(v.dtype).rsplit(".", 1)[-1], v.detach().tolist())
-    if isinstance(v, (list, tuple)):
-        return [plain(x) for x in v]
-    if isinstance(v, dict):
-        return {k: plain(x) for k, x in v.items()}
-    return v
-
-
-def outcome(program, lib):
-    """The program's result, or the error it raised as (class, message)."""
-    try:
-        return ("ok", plain(program(lib)))
-    except Exception as exc:  # noqa: BLE001 - compared with the oracle's
-        return ("raised", exc)
-
-
 def same(program, phrase=None):
-    """Run on both; equal results, or both raise a compatible error with ``phrase``."""
-    want = outcome(program, torch)
-    got = outcome(program, rg)
-    if want[0] == "raised":
-        assert got[0] == "raised", f"torch raised {want[1]!r}, retrograd returned {got[1]}"
-        assert isinstance(got[1], type(want[1])), (
-            f"torch raised {type(want[1]).__name__}, retrograd {type(got[1]).__name__}: "
-            f"{got[1]}")
-        if phrase is not None:
-            assert phrase in str(want[1]), f"phrase not in torch's message: {want[1]}"
-            assert phrase in str(got[1]), f"retrograd's message lacks {phrase!r}: {got[1]}"
-        return want[1], got[1]
-    assert got == want, f"torch {want}, retrograd {got}"
-    return want[1], got[1]
-
+    """``torch_parity.same``, values compared exactly (both libraries run the same float
+    arithmetic in these programs)."""
+    _same(program, phrase, tol=0)
 
 def warned(program, lib):
     with warnings.catch_warnings(record=True) as caught:

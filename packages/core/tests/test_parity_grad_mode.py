@@ -11,46 +11,25 @@ import warnings
 
 import pytest
 import torch
+import torch_parity
+from torch_parity import plain
 
 import retrograd as rg
 
 
-def plain(v):
-    """Tensors -> nested lists (with dtype names), recursively; the rest as is."""
-    if isinstance(v, (torch.Tensor, rg.Tensor)):
-        return ("tensor", str(v.dtype).rsplit(".", 1)[-1], v.detach().tolist())
-    if isinstance(v, (list, tuple)):
-        return [plain(x) for x in v]
-    if isinstance(v, dict):
-        return {k: plain(x) for k, x in v.items()}
-    return v
-
-
-def outcome(program, lib):
-    """The program's result, or the error it raised; grad mode is restored after."""
-    with lib.enable_grad():
-        try:
-            return ("ok", plain(program(lib)))
-        except Exception as exc:  # noqa: BLE001 - compared with the oracle's
-            return ("raised", exc)
-
-
 def same(program, phrase=None):
-    """Run on both; equal results, or both raise a compatible error with ``phrase``."""
-    want = outcome(program, torch)
-    got = outcome(program, rg)
-    if want[0] == "raised":
-        assert got[0] == "raised", f"torch raised {want[1]!r}, retrograd returned {got[1]}"
-        assert isinstance(got[1], type(want[1])), (
-            f"torch raised {type(want[1]).__name__}, retrograd {type(got[1]).__name__}: "
-            f"{got[1]}")
-        if phrase is not None:
-            assert phrase in str(want[1]), f"phrase not in torch's message: {want[1]}"
-            assert phrase in str(got[1]), f"retrograd's message lacks {phrase!r}: {got[1]}"
-        return want[1], got[1]
-    assert phrase is None, f"torch did not raise: {want[1]}"
-    assert got == want, f"torch {want}, retrograd {got}"
-    return want[1], got[1]
+    """``torch_parity.same``, each run under ``enable_grad`` (the mode is restored after it);
+    a ``phrase`` says torch must raise."""
+    returned = []
+
+    def run(lib):
+        with lib.enable_grad():
+            result = program(lib)
+        returned.append(lib)
+        return result
+
+    torch_parity.same(run, phrase, tol=0)
+    assert phrase is None or torch not in returned, "torch did not raise"
 
 
 def warned(program, lib):

@@ -10,65 +10,13 @@ library handle ``lib`` (``torch`` or ``retrograd``)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
 import torch
+from torch_parity import close, plain, same
 
 import retrograd as rg
-
-# -- the harness --------------------------------------------------------------------------
-
-
-def plain(v):
-    """Tensors -> ("tensor", values); containers recursively; the rest as is."""
-    if isinstance(v, (torch.Tensor, rg.Tensor)):
-        return ("tensor", v.detach().tolist())
-    if isinstance(v, (list, tuple)):
-        return [plain(x) for x in v]
-    if isinstance(v, dict):
-        return {k: plain(x) for k, x in v.items()}
-    return v
-
-
-def close(a, b) -> bool:
-    """Equal structure; floats equal to 1e-12 relative (torch and NumPy may round apart)."""
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-            or (math.isnan(a) and math.isnan(b)))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    return a == b
-
-
-def outcome(program, lib):
-    try:
-        return ("ok", plain(program(lib)))
-    except Exception as exc:  # noqa: BLE001 - compared with the oracle's
-        return ("raised", exc)
-
-
-def same(program, phrase=None):
-    """Run on both: equal results, or both raise (retrograd's error an instance of torch's
-    class) with ``phrase`` in both messages."""
-    want = outcome(program, torch)
-    got = outcome(program, rg)
-    if want[0] == "raised":
-        assert got[0] == "raised", f"torch raised {want[1]!r}, retrograd returned {got[1]}"
-        assert isinstance(got[1], type(want[1])), (
-            f"torch raised {type(want[1]).__name__}, retrograd {type(got[1]).__name__}: "
-            f"{got[1]}")
-        if phrase is not None:
-            assert phrase in str(want[1]), f"phrase not in torch's message: {want[1]}"
-            assert phrase in str(got[1]), f"retrograd's message lacks {phrase!r}: {got[1]}"
-        return
-    assert got[0] == "ok", f"torch returned {want[1]}, retrograd raised {got[1]!r}"
-    assert close(got[1], want[1]), f"torch {want[1]}\nretrograd {got[1]}"
-
 
 A = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
 B = [[0.25, 1.5, -0.75], [2.0, -0.5, 1.25]]

@@ -29,16 +29,17 @@ def plain(v: Any) -> Any:
     return v
 
 
-def close(a: Any, b: Any) -> bool:
-    """Equal structure; floats equal to 1e-12 relative (torch and NumPy may round apart)."""
+def close(a: Any, b: Any, tol: float = 1e-12) -> bool:
+    """Equal structure; floats equal to ``tol`` relative (torch and NumPy may round apart;
+    ``tol=0``: exactly)."""
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+            math.isclose(a, b, rel_tol=tol, abs_tol=tol) or a == b
             or (math.isnan(a) and math.isnan(b)))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
     return bool(a == b)
 
 
@@ -50,9 +51,10 @@ def outcome(program: Callable[[Any], Any], lib: Any) -> tuple[str, Any]:
         return ("raised", exc)
 
 
-def same(program: Callable[[Any], Any], phrase: str | None = None) -> None:
-    """Run on both: equal results, or both raise (retrograd's error an instance of torch's
-    class) with ``phrase`` in both messages."""
+def same(program: Callable[[Any], Any], phrase: str | None = None,
+         tol: float = 1e-12) -> None:
+    """Run on both: equal results (floats to ``tol`` relative), or both raise (retrograd's
+    error an instance of torch's class) with ``phrase`` in both messages."""
     want = outcome(program, torch)
     got = outcome(program, rg)
     if want[0] == "raised":
@@ -65,4 +67,4 @@ def same(program: Callable[[Any], Any], phrase: str | None = None) -> None:
             assert phrase in str(got[1]), f"retrograd's message lacks {phrase!r}: {got[1]}"
         return
     assert got[0] == "ok", f"torch returned {want[1]}, retrograd raised {got[1]!r}"
-    assert close(got[1], want[1]), f"torch {want[1]}\nretrograd {got[1]}"
+    assert close(got[1], want[1], tol), f"torch {want[1]}\nretrograd {got[1]}"

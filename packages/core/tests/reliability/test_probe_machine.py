@@ -23,10 +23,9 @@ reported. The rows the machine meets, and what it does about each:
   ``GraphFreedError``. Accepted; torch's gradients and hook logs are put back as they were.
 - *E13: a backward that raises*: torch keeps the leaves it already reached. When both raise,
   torch's ``.grad`` are put back; retrograd's must be exactly as before (checked).
-- *views taken before their base needed a gradient*: such a view (and a ``detach()``
-  alias) stays a constant in retrograd; once its base gets a history the view's
+- *a ``detach()`` alias (and a view of one)*: once its root gets a history, its
   ``requires_grad`` and gradients are no longer compared (its values still are), and it is
-  not used again; a recorded in-place op through it is not tried.
+  not used again; a recorded in-place op through it (refused by retrograd) is not tried.
 - *in-place through an expanded view* and *a copy_ between partly overlapping views*: no
   expanded views are made, and no op writes a tensor from one sharing its memory.
 - *grad_fn of a stale view*: torch refuses even to read ``grad_fn`` (``is_leaf``) of a view
@@ -135,8 +134,8 @@ class Side:
 class Var:
     name: str
     root: str  # the tensor whose memory this one uses (itself when it owns it)
-    made_without_grad: bool = False  # a view/alias taken while its root had no history
-    frozen: bool = False  # semantics.md "views taken before their base needed a gradient"
+    made_without_grad: bool = False  # a detach() alias, or a view of one
+    frozen: bool = False  # semantics.md: a detach() alias once its root has history
     tainted: bool = False  # its graph went through a walk that raised without retain_graph
     no_grad_view: bool = False  # a view made under no_grad of a tensor that requires grad
 
@@ -309,10 +308,8 @@ class ProbeMachine(RuleBasedStateMachine):
         if t_view != r_view:
             self.fail(f"{name}: torch {'made a view' if t_view else 'copied'}, retrograd "
                       f"{'made a view' if r_view else 'copied'}")
-        root = self.t(v.root)
         self.add_var(name, v.root if t_view else None,
-                     made_without_grad=t_view and (kind == "detach" or not root.requires_grad
-                                                   or v.made_without_grad),
+                     made_without_grad=t_view and (kind == "detach" or v.made_without_grad),
                      tainted=v.tainted)
         self.vars[-1].no_grad_view = kind != "detach" and t_view and (
             (no_grad and bool(tt.requires_grad)) or v.no_grad_view)  # a view of one is one
@@ -447,10 +444,8 @@ class ProbeMachine(RuleBasedStateMachine):
         if t_view != r_view:
             self.fail(f"{name}: torch {'made a view' if t_view else 'copied'}, retrograd "
                       f"{'made a view' if r_view else 'copied'}")
-        root = self.t(x.root)
         self.add_var(name, x.root if t_view else None,
-                     made_without_grad=t_view and (not root.requires_grad
-                                                   or x.made_without_grad),
+                     made_without_grad=t_view and x.made_without_grad,
                      tainted=x.tainted)
         self.vars[-1].no_grad_view = t_view and x.no_grad_view
 
@@ -466,9 +461,8 @@ class ProbeMachine(RuleBasedStateMachine):
             value is not None and self.t(value.name).requires_grad))
 
     def _after_write(self, target: Var, value: Var | None, no_grad: bool) -> None:
-        """A write may give the root a history: views taken before it had one are then
-        constants in retrograd (semantics.md, "views taken before their base needed a
-        gradient"): compared by value only from now on."""
+        """A write may give the root a history: its ``detach()`` aliases are then compared
+        by value only (semantics.md)."""
         if not self.t(target.root).requires_grad and not self.t(target.name).requires_grad:
             return
         for v in self.vars:
@@ -477,7 +471,7 @@ class ProbeMachine(RuleBasedStateMachine):
 
     def _inplace(self, target: Var, value: Var | None, code: str, no_grad: bool) -> None:
         if target.made_without_grad and self._records(target, value, no_grad):
-            return  # semantics.md: recorded in-place through such a view is refused
+            return  # semantics.md: recorded in-place through a detach() alias is refused
         if value is not None and self._shares(target, value):
             return  # semantics.md: overlapping copy_ (torch refuses, retrograd computes)
         if no_grad:
@@ -485,21 +479,8 @@ class ProbeMachine(RuleBasedStateMachine):
         ok = self.step(code)
         if ok:
             self._after_write(target, value, no_grad)
-            self._freeze_integer_history(target)
         if value is not None:
             target.tainted = target.tainted or value.tainted
-
-    def _freeze_integer_history(self, target: Var) -> None:
-        """A write recorded into an int or bool tensor (``fill_``, an ``index_put`` from a
-        value that requires grad) gives it a history; PyTorch then refuses every op on it
-        ("Autograd not support dtype"), retrograd computes: a known bug, stepped around by
-        using such tensors no more."""
-        for v in self.vars:
-            t = self.t(v.name)
-            if v.root == target.root and t.requires_grad and dtype_name(t) not in FLOATS \
-                    and not v.frozen:
-                v.frozen = True
-                self.vars_known("test_op_on_an_integer_tensor_with_history_is_refused")
 
     INPLACE = {"add_": "{x}.add_({c})", "mul_": "{x}.mul_({c})", "sub_": "{x}.sub_({c})",
                "fill_": "{x}.fill_({c})", "zero_": "{x}.zero_()"}
@@ -969,10 +950,6 @@ def test_empty_slice_is_a_view():
     assert_like_torch(program)
 
 
-@_bug("an int or bool tensor given a history by a recorded in-place write (index_put or fill_ "
-      "from a value that requires grad) is usable in retrograd: every op on it records; "
-      "torch refuses any op whose output would be an int or bool tensor with history "
-      "('Autograd not support dtype: Bool'; ops/_core.py record)")
 def test_op_on_an_integer_tensor_with_history_is_refused():
     def program(lib):
         w = lib.tensor([1.5, -1.0], requires_grad=True)

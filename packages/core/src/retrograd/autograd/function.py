@@ -682,11 +682,10 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
             raise RetrogradError(_DIRTY_NOT_RETURNED)
     except BaseException:
         for t in dirty_ids.values():
-            bump(t._counter())
+            bump(t._counter(), rebase=True)  # its data changed: its views are stale
         raise
-    rebased = {id(o) for o, p in zip(outs, plan) if p is not None and p[1] and p[2]}
-    for k, t in dirty_ids.items():
-        bump(t._counter(), rebase=k in rebased)
+    for t in dirty_ids.values():
+        bump(t._counter(), rebase=True)
     ctx._nin = n
     ctx._out_meta = tuple(None if p is None else (o.backend, o._data.shape, o._data.dtype)
                           for o, p in zip(outs, plan))

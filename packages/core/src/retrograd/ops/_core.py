@@ -87,7 +87,8 @@ def _check_view_fresh(t: Tensor) -> None:
         return  # not a differentiable view (a detached alias): its history is its own
     if creation in ("no_grad", "no_grad_plain"):
         base = t._base
-        if base is None or not base._requires_grad:
+        # (a plain one requires grad only once woken by its base: ops.late_views)
+        if base is None or not base._requires_grad or not t._requires_grad:
             return
         raise RetrogradError(view_refusal(
             creation, "its base or another view of its base has been modified inplace"))
@@ -142,7 +143,8 @@ def record(
             edges = (first, edge_of(t))
     else:
         edges = (first, *map(edge_of, inputs[1:]))
-    if _float_array_dtypes.get(out._data.dtype) is not True:
+    dt = out._data.dtype
+    if _float_array_dtypes.get(id(dt)) is not dt:
         _check_differentiable(out)
     node = _new(cls)
     node._next = edges
@@ -166,8 +168,9 @@ def record(
 
 _new = object.__new__
 
-# array dtype -> whether it can carry history (floating point): record's check, one lookup
-_float_array_dtypes: dict[Any, bool] = {}
+# id -> array dtype, for the floating-point ones (those that can carry history): record's
+# check, one lookup. By id: some array libraries warn when their dtypes meet others in ==
+_float_array_dtypes: dict[int, Any] = {}
 
 # PyTorch's names of the scalar types, in its refusal
 _SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
@@ -183,7 +186,7 @@ def _check_differentiable(out: Tensor) -> None:
     does not check."""
     dt = out.backend.dtype_of(out._data)
     if dt.is_floating_point:
-        _float_array_dtypes[out._data.dtype] = True
+        _float_array_dtypes[id(out._data.dtype)] = out._data.dtype
         return
     if _grad.inplace_history:
         return

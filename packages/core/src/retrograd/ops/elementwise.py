@@ -701,6 +701,11 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         else:
             bounds.append(None)
     lo, hi = bounds
+    for v in bounds:  # PyTorch converts a bound to the computation dtype, checked
+        if v is not None and not -65504.0 <= v <= 65504.0:
+            r = promotion.operands_result_type(x, *(b for b in bounds if b is not None))
+            if r is not bool_:
+                promotion.number_as(v, r)
     be = x.backend
     F = be.ops
     data = x._data

@@ -234,9 +234,14 @@ def _empty_logsumexp(x: Tensor, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[
     return Tensor(data, be), axes, data
 
 
-def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``dim``; an integer or bool input is computed in the default
-    float dtype, as in PyTorch."""
+def logsumexp(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim`` (required, as in PyTorch; ``()`` or None: every
+    dimension); an integer or bool input is computed in the default float dtype."""
+    if dim is _NO_DIM:
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' (position 1) must be tuple of ints, not "
+                        "NoneType")
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         x = Tensor(cast_data(x, get_default_dtype()), x.backend)  # cannot require grad
     if isinstance(x, Tensor) and x._data.size == 0:

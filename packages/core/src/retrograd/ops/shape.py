@@ -70,8 +70,10 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 out._x().view_creation = xc  # a view of such a view
             elif not _grad.enabled:
                 # PyTorch refuses a recorded in-place op through any view made in no_grad mode
-                out._x().view_creation = (InferenceView("no_grad_plain") if _grad.inference
-                                          else "no_grad_plain")
+                ex = out._x()
+                ex.view_creation = (InferenceView("no_grad_plain") if _grad.inference
+                                    else "no_grad_plain")
+                ex.view_epoch = rebased_of(vc)
             if vc is not INFERENCE and (xc is None or xc == "no_grad_plain") and (
                     x._base is None or is_registered(x)):
                 register(out, out._base)  # followed if the base comes to need gradient
