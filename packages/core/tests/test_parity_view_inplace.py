@@ -776,6 +776,50 @@ def copy_between_partially_overlapping_views(lib):
     return y, x.grad
 
 
+# -- views taken again: one AsStridedBackward0 node from the base, as PyTorch ----------------
+def _names(fn):
+    return fn.name(), [f[0].name() if f[0] is not None else None for f in fn.next_functions]
+
+
+@program
+def written_view_taken_again(lib):
+    x = leaf(lib)
+    y = x * 1
+    v = y[1]
+    w = v[1:]
+    v.mul_(2)
+    return _names(v.grad_fn)[0], _names((w * 1).grad_fn.next_functions[0][0])[0]
+
+
+@program
+def stale_transpose_taken_again(lib):
+    x = leaf(lib)
+    y = x * 1
+    u = y.t()
+    y.add_(1)
+    (u * lib.tensor(B, dtype=lib.float64).t()).sum().backward()
+    return u.grad_fn.name(), x.grad
+
+
+@program
+def stale_chain_of_views_double_backward(lib):
+    x = leaf(lib)
+    y = x * x
+    u = y.reshape(3, 2)[1:].t()
+    y.mul_(3)
+    return first_and_second(lib, lambda: (u * u).sum(), x)
+
+
+@program
+def stale_expanded_view_taken_again(lib):
+    x = leaf(lib, [[1.0], [2.0]])
+    y = x * 1
+    e = y.expand(2, 3)
+    y.mul_(2)
+    (e * lib.tensor(B, dtype=lib.float64)).sum().backward()
+    return e.grad_fn.name(), x.grad
+
+
 KNOWN_DIFFERENCES = {
     "copy_between_partially_overlapping_views": (copy_between_partially_overlapping_views,
                                                  "allowed where PyTorch refuses"),

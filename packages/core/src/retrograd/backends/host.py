@@ -24,8 +24,11 @@ op of retrograd costs in all (``x.log()`` of 16 elements: 0.66 us). Here:
   entered and takes the token path. A kernel runs where no other context variable is set:
   kernels are array code, and must not read one (retrograd has none).
 * :func:`quiet_enter` / :func:`quiet_exit` set and reset the state itself (a token: one
-  set, one reset), for a stretch of code that runs many kernels -- the engine's backward
-  walk.
+  set, one reset), for a stretch of code that runs many kernels: the engine's backward
+  walk holds it while it runs derivative rules and sums gradients, and gives it up around
+  the user's code (hooks, a custom Function's backward, pack/unpack hooks). Inside such a
+  stretch the wrapper is pure overhead, so the rules get the kernels unwrapped
+  (:func:`unquiet`; ``NumpyBackend.walk_ops``).
 
 With another NumPy (no such variable: NumPy 1.x keeps the state per thread), both fall
 back to ``np.errstate``: the same behaviour, at its cost.
@@ -37,12 +40,13 @@ import contextvars
 import functools
 import inspect
 import operator
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as xp
 
-__all__ = ["xp", "quiet", "quiet_call", "quiet_enter", "quiet_exit", "quiet_add"]
+__all__ = ["xp", "quiet", "quiet_call", "quiet_enter", "quiet_exit", "quiet_add", "unquiet"]
 
 
 def _fp_state_var() -> Any:
@@ -123,6 +127,7 @@ def quiet(fn: Callable[..., Any], nargs: int | None = None) -> Callable[..., Any
             with xp.errstate(all="ignore"):
                 return fn(*args, **kwargs)
 
+        _UNWRAPPED[errstate_kernel] = fn
         return errstate_kernel
     if nargs is None and isinstance(fn, xp.ufunc):
         nargs = fn.nin
@@ -155,7 +160,25 @@ def quiet(fn: Callable[..., Any], nargs: int | None = None) -> Callable[..., Any
     kernel.__qualname__ = getattr(fn, "__qualname__", kernel.__name__)
     kernel.__doc__ = getattr(fn, "__doc__", None)
     kernel.__wrapped__ = fn
+    _UNWRAPPED[kernel] = fn
     return kernel
+
+
+#: quiet kernel -> the function it wraps. A registry, not ``__wrapped__``: a function that
+#: ``functools.wraps`` a quiet kernel (a test's spy, a fault injector) carries the same
+#: ``__wrapped__`` but must be called itself.
+_UNWRAPPED: weakref.WeakKeyDictionary[Callable[..., Any], Callable[..., Any]] = \
+    weakref.WeakKeyDictionary()
+
+
+def unquiet(fn: Any) -> Any:
+    """The function a :func:`quiet` kernel wraps; anything else unchanged. For code that
+    holds the quiet state already (:func:`quiet_enter`), where the wrapper would only add a
+    call."""
+    try:
+        return _UNWRAPPED.get(fn, fn)
+    except TypeError:  # not weakly referenceable: not a quiet kernel
+        return fn
 
 
 def _positional_params(fn: Callable[..., Any], defaults: dict[str, Any]) -> list[str] | None:
@@ -190,6 +213,7 @@ def _positional_params(fn: Callable[..., Any], defaults: dict[str, Any]) -> list
 
 
 #: ``a + b`` with NumPy's floating-point errors ignored: the backward walk's own sums of two
-#: gradients of one tensor (``inf + -inf`` is nan in PyTorch, silently). Only those sums are
-#: quiet, not the whole walk: a user's hook or custom backward keeps the user's NumPy state.
+#: gradients of one tensor (``inf + -inf`` is nan in PyTorch, silently) where it does not
+#: hold the quiet state itself (the seeds; a sum after a hook or a custom backward, which
+#: run in the user's NumPy state).
 quiet_add = quiet(operator.add, 2)

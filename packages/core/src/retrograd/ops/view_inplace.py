@@ -77,16 +77,47 @@ def replay(F: Any, x: Any, chain: tuple[tuple[str, Any], ...]) -> Any:
     return x
 
 
+def step_shapes(F: Any, base: Any, chain: tuple[tuple[str, Any], ...]) -> tuple[Any, Any]:
+    """The input shape of each step of ``chain`` replayed on ``base``, and the view."""
+    shapes = []
+    x = base
+    for step in chain:
+        shapes.append(tuple(x.shape))
+        x = replay(F, x, (step,))
+    return tuple(shapes), x
+
+
+def adjoint(F: Any, g: Any, chain: tuple[tuple[str, Any], ...],
+            shapes: tuple[tuple[int, ...], ...]) -> Any:
+    """The chain's adjoint applied to ``g`` (a value of the view's shape): a value of the
+    base's shape, each step's adjoint in reverse (``shapes``: each step's input shape)."""
+    for (kind, arg), shape in zip(reversed(chain), reversed(shapes)):
+        if kind == GETITEM:
+            g = F.index_backward(g, shape, arg if Ellipsis in arg else arg + (Ellipsis,))
+        elif kind == RESHAPE:
+            g = F.reshape(g, shape)
+        elif kind == PERMUTE:
+            inverse = [0] * len(arg)
+            for i, d in enumerate(arg):
+                inverse[d] = i
+            g = F.permute(g, tuple(inverse))
+        elif kind == EXPAND:
+            g = F.reduce_to(g, shape)
+        else:  # GATHER
+            n = 1
+            for d in shape:
+                n *= d
+            g = F.reshape(F.index_backward(g, (n,), (arg,)), shape)
+    return g
+
+
 def _as_strided_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
-    idx, shape = attrs
-    n = 1
-    for d in shape:
-        n *= d
-    return (F.reshape(F.index_backward(g, (n,), (idx,)), shape),)
+    chain, shapes = attrs
+    return (adjoint(F, g, chain, shapes),)
 
 
-# a view read off the memory layout (a GATHER step): PyTorch's node for a view it takes again
-# without knowing the view op that made it
+# a view taken again from its base's current history: one node from the base to the view,
+# PyTorch's (it does not replay the view ops that made it); attrs: (chain, step shapes)
 AsStridedBackward = formula_node("AsStridedBackward0", _as_strided_rule)
 
 
@@ -96,7 +127,8 @@ def _as_strided(x: Tensor, idx: Any) -> Tensor:
     be = x.backend
     out = Tensor(be.asarray(be.ops.getitem(be.ops.reshape(x._data, (-1,)), (idx,))), be)
     if _grad.enabled and x._requires_grad:
-        record(AsStridedBackward, out, (x,), (), (), (idx, tuple(x.shape)))
+        chain = ((GATHER, idx),)
+        record(AsStridedBackward, out, (x,), (), (), (chain, (tuple(x.shape),)))
     return out
 
 
@@ -138,31 +170,9 @@ class ViewFn:
         kept with the node."""
         if self._counts is None:
             ops = self.backend.ops
-            x = ops.zeros(self.base_shape, self.backend.xp_dtype("float64"))
-            shapes = []
-            for step in self.chain:  # each step's input shape, for its adjoint
-                shapes.append(tuple(x.shape))
-                x = replay(ops, x, (step,))
-            c = ops.ones_like(x)
-            for (kind, arg), shape in zip(reversed(self.chain), reversed(shapes)):
-                if kind == GETITEM:
-                    c = ops.index_backward(c, shape, arg if Ellipsis in arg else
-                                           arg + (Ellipsis,))
-                elif kind == RESHAPE:
-                    c = ops.reshape(c, shape)
-                elif kind == PERMUTE:
-                    inverse = [0] * len(arg)
-                    for i, d in enumerate(arg):
-                        inverse[d] = i
-                    c = ops.permute(c, tuple(inverse))
-                elif kind == EXPAND:
-                    c = ops.reduce_to(c, shape)
-                else:  # GATHER
-                    n = 1
-                    for d in shape:
-                        n *= d
-                    c = ops.reshape(ops.index_backward(c, (n,), (arg,)), shape)
-            self._counts = c
+            base = ops.zeros(self.base_shape, self.backend.xp_dtype("float64"))
+            shapes, view = step_shapes(ops, base, self.chain)
+            self._counts = adjoint(ops, ops.ones_like(view), self.chain, shapes)
         return self._counts
 
     def flat_index(self) -> Any:
@@ -192,17 +202,23 @@ def _graph_ops() -> Any:
 
 
 def regenerate(t: Tensor) -> None:
-    """Give the view ``t`` the history of its chain replayed on its base's *current* history
-    (after an in-place op changed the base, directly or through another view, recorded or
-    not). Recorded whatever the grad mode: the history is what a later backward walks.
+    """Give the view ``t`` a history from its base's *current* one (after an in-place op
+    changed the base, directly or through another view, recorded or not): one
+    ``AsStridedBackward0`` node whose backward is its chain's adjoint, as PyTorch takes a
+    view again. Recorded whatever the grad mode: the history is what a later backward walks.
     ``retain_grad`` follows the new node; hooks stay with the old one, as in PyTorch."""
     ex = t._extra
-    assert ex is not None and ex.view_chain is not None and t._base is not None
-    r = _replayed(t._base, chain_of(t))
+    b = t._base
+    assert ex is not None and ex.view_chain is not None and b is not None
     old_fn, old_nr = t.grad_fn, t._output_nr
-    t.grad_fn = r.grad_fn
-    t._output_nr = r._output_nr
-    t._requires_grad = r._requires_grad
+    if b._requires_grad:
+        chain = chain_of(t)
+        shapes, _ = step_shapes(b.backend.ops, b._data, chain)  # views of the raw data
+        r = Tensor(t._data, t.backend)
+        record(AsStridedBackward, r, (b,), (), (), (chain, shapes))
+        t.grad_fn, t._output_nr, t._requires_grad = r.grad_fn, 0, True
+    else:
+        t.grad_fn, t._output_nr, t._requires_grad = None, 0, False
     if t._vc is not None:
         ex.view_epoch = rebased_of(t._vc)
     t._follow_retain(old_fn, old_nr)
