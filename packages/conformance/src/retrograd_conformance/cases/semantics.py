@@ -708,6 +708,33 @@ def inplace_saved_output(lib: Any) -> dict[str, Any]:
     return {"backward": lib.capture(y.sum().backward), "x.grad": x.grad}
 
 
+def late_view_follows_base(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([0.0, 0.0, 0.0])
+    v = x[1]  # taken while x needs no gradient
+    r = lib.tensor(2.0, requires_grad=True)
+    x.add_(r * 2)  # x now has history: v follows it
+    (v * 3).backward()
+    return {"r.grad": r.grad, "v.requires_grad": v.requires_grad, "v.is_leaf": v.is_leaf,
+            "v.grad_fn": v.grad_fn.name()}
+
+
+def late_no_grad_view_refused(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([0.0, 0.0, 0.0])
+    with lib.no_grad():
+        v = x[1]
+    x.add_(lib.tensor(2.0, requires_grad=True))
+    return {"using the no_grad view": lib.capture(lambda: v * 3)}
+
+
+def integer_history(lib: Any) -> dict[str, Any]:
+    w = lib.tensor([1.5, -1.0], requires_grad=True)
+    m = lib.tensor([1, 0], dtype=lib.int64)
+    m.fill_(w[0])  # an int64 tensor with history
+    return {"m.requires_grad": m.requires_grad, "m + 1": lib.capture(lambda: m + 1),
+            "m[0]": lib.capture(lambda: m[0]), "(m * 1.5).requires_grad": (m * 1.5).requires_grad,
+            "(m == 1).requires_grad": (m == 1).requires_grad}
+
+
 def pow_zero_base_both(lib: Any) -> dict[str, Any]:
     base = lib.tensor([0.0, 0.0, 0.0, 0.0], requires_grad=True)
     expo = lib.tensor([0.0, 1.0, 2.0, 0.5], requires_grad=True)
@@ -1192,6 +1219,26 @@ SEMANTICS_CASES: tuple[SemanticsCase, ...] = (
     SemanticsCase(
         "seed-backward-inputs", "seeds", "backward(inputs=[x]) accumulates only into x",
         "x.grad 3, w.grad stays None", backward_inputs, {"x.grad": 3, "w.grad": None}),
+    # views taken before their base needed gradient; integer tensors with history
+    SemanticsCase(
+        "view-taken-before-base-had-history", "inplace",
+        "a view taken while its base needed no gradient follows the base once it gets history",
+        "v = x[1]; x.add_(2r); (3v).backward() -> r.grad 6, v an AsStridedBackward0 non-leaf",
+        late_view_follows_base,
+        {"r.grad": 6, "v.requires_grad": True, "v.is_leaf": False,
+         "v.grad_fn": "AsStridedBackward0"}),
+    SemanticsCase(
+        "no-grad-view-before-base-had-history", "inplace",
+        "a view made under no_grad is refused once its base is given history with grad on",
+        "a RuntimeError, as torch", late_no_grad_view_refused,
+        {"using the no_grad view": RT}),
+    SemanticsCase(
+        "integer-tensor-with-history", "promotion",
+        "an int64 tensor given history by fill_ from a value that requires grad: ops with an "
+        "integer result refuse, float results record", "RuntimeError for m + 1 and m[0], as torch",
+        integer_history,
+        {"m.requires_grad": True, "m + 1": RT, "m[0]": RT, "(m * 1.5).requires_grad": True,
+         "(m == 1).requires_grad": False}, dtypes=ONE_DTYPE),
     # type promotion
     SemanticsCase(
         "promote-int-times-half", "promotion", "int64 tensor * 0.5 is float32",

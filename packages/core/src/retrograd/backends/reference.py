@@ -312,6 +312,27 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         base = getattr(a, "base", _NO_BASE)
         return base is _NO_BASE or base is not None
 
+    def memory_layout(a: Any) -> tuple[int, tuple[int, ...]] | None:
+        """``(address of the first element, strides in bytes)`` of ``a``, read from the
+        array interface NumPy and CuPy arrays show; None where there is none. It lets a view
+        whose steps were not recorded be read off its memory (``ops.late_views``): a backend
+        whose arrays show no such interface may override it."""
+        for attr in ("__array_interface__", "__cuda_array_interface__"):
+            info = getattr(a, attr, None)
+            if info is not None:
+                strides = info.get("strides")
+                if strides is None:  # C-contiguous
+                    size = getattr(getattr(a, "dtype", None), "itemsize", None)
+                    if size is None:
+                        return None
+                    out, step = [], size
+                    for n in reversed(tuple(a.shape)):
+                        out.append(step)
+                        step *= n
+                    strides = tuple(reversed(out))
+                return int(info["data"][0]), tuple(strides)
+        return None
+
     def is_view(result: Any, base: Any) -> bool:
         # Without a way to ask, assume the result shares memory: an in-place op on a
         # presumed view then bumps the shared counter (a spurious error, never a wrong grad).
@@ -419,6 +440,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "assign_": assign_,
         "may_alias": may_alias,
         "is_view": is_view,
+        "memory_layout": memory_layout,
     }
     bind_composites(table, SimpleNamespace(**table))
     return table

@@ -258,14 +258,14 @@ def _strided_chain(t: Tensor, b: Tensor) -> tuple[tuple[str, Any], ...] | None:
     """A ``gather`` chain for a view whose steps were not recorded (it was taken from a tensor
     that did not require grad: recording costs every plain view op). It is read off the
     arrays' memory layout -- where each element of ``t`` sits among ``b``'s, by address --
-    which needs a host array interface (NumPy's); None where there is none. Computed with the
+    which the backend's ``memory_layout`` kernel gives (NumPy's and CuPy's array interfaces,
+    DLPack for array-api-strict); None where it cannot. Computed with the
     backend's array namespace (``Backend.xp``): the ops layer imports no array library."""
     vd, bd = t._data, b._data
-    vi = getattr(vd, "__array_interface__", None) or getattr(vd, "__cuda_array_interface__",
-                                                             None)
-    bi = getattr(bd, "__array_interface__", None) or getattr(bd, "__cuda_array_interface__",
-                                                             None)
-    if vi is None or bi is None or getattr(vd, "strides", None) is None:
+    layout = getattr(t.backend.ops, "memory_layout", None)
+    vl = layout(vd) if layout is not None else None
+    bl = layout(bd) if layout is not None else None
+    if vl is None or bl is None:
         return None
     xp = t.backend.xp
     i64 = t.backend.xp_dtype("int64")
@@ -278,8 +278,8 @@ def _strided_chain(t: Tensor, b: Tensor) -> tuple[tuple[str, Any], ...] | None:
             out = out + xp.reshape(xp.arange(n, dtype=i64) * s, tuple(step))
         return xp.reshape(out, (-1,))
 
-    base = addresses(tuple(bd.shape), tuple(bd.strides), 0)
-    mine = addresses(tuple(vd.shape), tuple(vd.strides), vi["data"][0] - bi["data"][0])
+    base = addresses(tuple(bd.shape), bl[1], 0)
+    mine = addresses(tuple(vd.shape), vl[1], vl[0] - bl[0])
     if base.shape[0] == 0 or mine.shape[0] == 0:
         idx = xp.zeros(tuple(vd.shape), dtype=i64)
     else:

@@ -107,6 +107,13 @@ def _index_zero(g: Any, key: Any) -> Any:
     return out
 
 
+def _memory_layout(a: Any) -> tuple[int, tuple[int, ...]] | None:
+    """Where ``a``'s elements sit: read through DLPack, which shares the memory (a view taken
+    before its base needed gradient is read off it when the base later gets history)."""
+    host = np.from_dlpack(a)
+    return host.__array_interface__["data"][0], tuple(host.strides)
+
+
 # Kernels this backend replaces. Anything not listed comes from the reference kernels, written
 # in Array-API calls, which array-api-strict runs as they are.
 OVERRIDES: dict[str, Any] = {
@@ -115,6 +122,7 @@ OVERRIDES: dict[str, Any] = {
     "index_backward": _index_backward,
     "setitem": _setitem,
     "index_zero": _index_zero,
+    "memory_layout": _memory_layout,
 }
 
 
