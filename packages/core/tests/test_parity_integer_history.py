@@ -43,3 +43,21 @@ def test_op_on_integer_tensor_with_history(dtype, write, use):
         return out, getattr(out, "requires_grad", None)
 
     same(program, "Autograd not support dtype")
+
+
+@pytest.mark.parametrize("taken", ["before", "after"])
+def test_view_of_integer_tensor_with_history_is_taken_again(taken):
+    """PyTorch takes such a view again (AsStridedBackward0) without the dtype refusal."""
+    def program(lib):
+        w = lib.tensor([1.5, -1.0], requires_grad=True)
+        m = lib.tensor([True, False, True])
+        if taken == "before":
+            v = m[1:]
+        m.fill_(w[0])
+        if taken == "after":
+            with lib.no_grad():
+                v = m.detach()[1:]
+            return v.is_leaf, v.requires_grad
+        return v.is_leaf, v.requires_grad, v.grad_fn.name()
+
+    same(program)

@@ -4,6 +4,7 @@ grad mode is on and some input requires grad."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._version import FRESH, rebased_of
@@ -175,6 +176,20 @@ _float_array_dtypes: dict[int, Any] = {}
 # PyTorch's names of the scalar types, in its refusal
 _SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
                       "int32": "Int", "int64": "Long"}
+
+
+def inplace_result(t: Tensor, record: Callable[..., Any], *args: Any) -> Any:
+    """``record(*args)``: the recording of an in-place op on ``t`` (or of a view of ``t``
+    taken again), whose results may be integer or bool tensors with history when ``t`` is
+    one, as PyTorch's rebase and view regeneration allow (``_check_differentiable``)."""
+    if t.dtype.is_floating_point:
+        return record(*args)
+    before = _grad.inplace_history
+    _grad.inplace_history = True
+    try:
+        return record(*args)
+    finally:
+        _grad.inplace_history = before
 
 
 def _check_differentiable(out: Tensor) -> None:

@@ -22,7 +22,7 @@ from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
 from . import promotion
-from ._core import Scalar, check_device, same_device, view_refusal
+from ._core import Scalar, check_device, inplace_result, same_device, view_refusal
 from .late_views import wake
 from .view_inplace import LEAF_VIEW
 
@@ -102,20 +102,6 @@ def _inplace(
         ) from None
     touch(t._counter())
     return t
-
-
-def inplace_result(t: Tensor, record: Callable[..., Any], *args: Any) -> Any:
-    """``record(*args)``: the recording of an in-place op on ``t``, whose results may be
-    integer or bool tensors with history when ``t`` is one, as PyTorch's rebase allows
-    (``ops._core._check_differentiable``)."""
-    if t.dtype.is_floating_point:
-        return record(*args)
-    before = _grad.inplace_history
-    _grad.inplace_history = True
-    try:
-        return record(*args)
-    finally:
-        _grad.inplace_history = before
 
 
 _VERSION_AND_EPOCH = 1 + (1 << 64)  # version: bytes 0-7 of a counter; rebase epoch: 8-14

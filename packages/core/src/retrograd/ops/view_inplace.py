@@ -39,7 +39,7 @@ from ..autograd.node import formula_node
 from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
-from ._core import record
+from ._core import inplace_result, record
 from .late_views import LAZY, wake
 
 __all__ = ["CopySlices", "ViewFn", "replay", "regenerate", "inplace_on_view"]
@@ -215,7 +215,7 @@ def regenerate(t: Tensor) -> None:
         chain = chain_of(t)
         shapes, _ = step_shapes(b.backend.ops, b._data, chain)  # views of the raw data
         r = Tensor(t._data, t.backend)
-        record(AsStridedBackward, r, (b,), (), (), (chain, shapes))
+        inplace_result(b, record, AsStridedBackward, r, (b,), (), (), (chain, shapes))
         t.grad_fn, t._output_nr, t._requires_grad = r.grad_fn, 0, True
     else:
         t.grad_fn, t._output_nr, t._requires_grad = None, 0, False
