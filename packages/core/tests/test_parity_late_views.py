@@ -242,14 +242,36 @@ def custom_function_marks_base_dirty(lib):
     return r.grad
 
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_late_view_matches_torch(name):
-    same(PROGRAMS[name])
-
-
 def test_registry_of_a_sliced_buffer_stays_small():
     """A loop of slices of one buffer leaves the buffer's registry pruned: memory bounded."""
     buf = rg.zeros(1000)
     for i in range(10_000):
         buf[i % 1000]
     assert len(buf._extra.plain_views) < 200
+
+
+@program
+def custom_function_marks_late_view_dirty(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            t.mul_(2)
+            ctx.mark_dirty(t)
+            return t
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    x = zeros(lib, 3)
+    v = x[1:]
+    r = r_leaf(lib, 3.0)
+    x.add_(r)
+    Double.apply(v)
+    (x * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+    return r.grad, type(x.grad_fn).__name__
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_late_view_matches_torch(name):
+    same(PROGRAMS[name])
