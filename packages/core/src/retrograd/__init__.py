@@ -33,7 +33,7 @@ from .errors import (
     VersionMismatch,
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .inference_mode import inference_mode, is_inference_mode_enabled
+from .inference_mode import inference_mode, is_inference, is_inference_mode_enabled
 from .ops import (
     abs,
     add,
@@ -118,7 +118,7 @@ __all__ = [
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",
     "expand", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "ge", "get_backend", "get_default_dtype", "gt", "inference_mode", "int32", "int64",
-    "is_grad_enabled", "is_inference_mode_enabled", "le", "linspace", "log",
+    "is_grad_enabled", "is_inference", "is_inference_mode_enabled", "le", "linspace", "log",
     "log_softmax", "logical_and", "logsumexp", "lt", "manual_seed", "matmul", "maximum",
     "mean", "minimum", "mul", "ne", "neg", "nn", "no_grad", "ones", "ones_like", "permute",
     "pow", "promote_types", "rand", "rand_like", "randn", "randn_like", "register_backend",

@@ -115,6 +115,14 @@ def creation_counter() -> bytearray | None:
     return INFERENCE if _state.inference else None
 
 
+def is_inference(t: Any) -> bool:
+    """Whether the tensor ``t`` is an inference tensor (``Tensor.is_inference``)."""
+    if not hasattr(t, "is_inference"):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    return bool(t.is_inference())
+
+
 def is_inference_mode_enabled() -> bool:
     """Whether inference mode is on in this thread."""
     return _state.inference

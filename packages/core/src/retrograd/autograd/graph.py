@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import GraphFreedError, RetrogradError
@@ -52,7 +52,7 @@ from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from .node import FormulaNode, Node, edge_pair, formula_node, next_entries
 
-__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version",
            "pack_saved_tensors", "unpack_saved_tensors", "current_saved_tensors_hooks", "Node"]
 
 
@@ -404,3 +404,20 @@ def unpack_saved_tensors(owner: Node, packed: Sequence[SavedPacked | None]
             out.append(Tensor(p.array(be), be))
     return tuple(out)
 
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Count an in-place change made behind retrograd's back (e.g. through ``t.numpy()``):
+    bumps the version of ``tensor`` (or of each tensor of an iterable), so that a node that
+    saved it refuses it in backward (E7) and its views are taken again, as PyTorch's."""
+    from ..ops.inplace import touch
+
+    tensors = [tensor] if isinstance(tensor, Tensor) else tensor
+    try:
+        items = list(tensors)
+    except TypeError:
+        raise RetrogradError("increment_version expect a Iterable[Tensor] as input") from None
+    for t in items:
+        if not isinstance(t, Tensor):
+            raise RetrogradError("increment_version expect a Iterable[Tensor] as input")
+    for t in items:
+        touch(t._counter())
