@@ -1,5 +1,6 @@
-"""Small pieces of PyTorch's autograd API that PyTorch-written programs call, against PyTorch:
-``autograd.graph.increment_version`` and ``is_inference``."""
+"""Small pieces of PyTorch's API that PyTorch-written programs call, against PyTorch:
+``autograd.graph.increment_version``, ``is_inference``, a custom Function's node class
+(``<Name>Backward``), ``t == None`` and the dtype aliases (``double``, ``long`` ...)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,34 @@ def is_inference_of_a_number(lib):
     return lib.is_inference(1.0)
 
 
+def function_node_class(lib):
+    class Func(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    y = Func.apply(lib.ones(1, requires_grad=True))
+    return type(y.grad_fn).__name__, y.grad_fn.name(), Func._backward_cls.__name__
+
+
+def compared_with_none(lib):
+    t = lib.tensor([1.0])
+    return t == None, t != None  # noqa: E711 - the operator is what is compared
+
+
+def dtype_aliases(lib):
+    return [str(lib.ones(1, dtype=d).dtype).rpartition(".")[2]
+            for d in (lib.double, lib.float, lib.half, lib.long, lib.int)]
+
+
 PROGRAMS = {
+    "function_node_class": (function_node_class, None),
+    "compared_with_none": (compared_with_none, None),
+    "dtype_aliases": (dtype_aliases, None),
     "increment_version": (bump_a_view_and_a_list, None),
     "increment_version_of_a_number": (bump_a_number, "Iterable[Tensor]"),
     "increment_version_then_backward": (bumped_saved_tensor_refused, "modified by an inplace"),

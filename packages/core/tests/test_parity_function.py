@@ -146,6 +146,24 @@ def test_mark_dirty_leaf_that_requires_grad_is_refused():
                        "operation.")
 
 
+def test_mark_dirty_view_of_a_tensor_made_in_forward_is_refused():
+    def prog(L, log):
+        class F(L.Function):
+            @staticmethod
+            def forward(ctx, inp):
+                out = inp.clone().view_as(inp)
+                ctx.mark_dirty(out)
+                return out
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        F.apply(x2(L).clone())
+
+    check(prog, phrase="ctx.mark_dirty() received a tensor that was not an input")
+
+
 def test_mark_dirty_view_of_leaf_is_refused():
     def prog(L, log):
         x = x2(L)

@@ -820,6 +820,44 @@ def stale_expanded_view_taken_again(lib):
     return e.grad_fn.name(), x.grad
 
 
+# -- views made under no_grad: views of them, and ones later set to require grad ------------
+def view_of_no_grad_view_written(lib):
+    x = leaf(lib)
+    y = x * 1
+    with lib.no_grad():
+        v = y[:]
+    w = v[:]
+    w.mul_(2)
+
+
+def view_of_no_grad_plain_view_set_to_require_grad(lib):
+    x = lib.zeros(2, dtype=lib.float64)
+    with lib.no_grad():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    z /= 2
+
+
+def no_grad_plain_view_set_to_require_grad_written(lib):
+    x = lib.zeros(2, dtype=lib.float64)
+    with lib.no_grad():
+        y = x.view(2)
+    y.requires_grad_(True)
+    y /= 2
+
+
+ERRORS["view_of_no_grad_view_written"] = (
+    view_of_no_grad_view_written,
+    "Output 0 of Slice is a view of a view which was created in no_grad mode")
+ERRORS["view_of_no_grad_plain_view_set_to_require_grad"] = (
+    view_of_no_grad_plain_view_set_to_require_grad,
+    "Output 0 of View is a view of a view which was created in no_grad mode")
+ERRORS["no_grad_plain_view_set_to_require_grad_written"] = (
+    no_grad_plain_view_set_to_require_grad_written,
+    "A view was created in no_grad mode and is being modified inplace")
+
+
 KNOWN_DIFFERENCES = {
     "copy_between_partially_overlapping_views": (copy_between_partially_overlapping_views,
                                                  "allowed where PyTorch refuses"),

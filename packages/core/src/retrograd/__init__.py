@@ -102,6 +102,12 @@ from .ops import (
 from .tensor import Tensor
 
 bool = bool_  # noqa: A001 - PyTorch exports retrograd.bool as a dtype
+# PyTorch's other names of the same dtypes
+double = float64
+float = float32  # noqa: A001
+half = float16
+long = int64
+int = int32  # noqa: A001
 
 try:
     from . import optim  # noqa: F401
@@ -115,6 +121,7 @@ __all__ = [
     "ShapeError",
     "RetrogradError", "Tensor", "VersionMismatch", "abs", "add", "amax", "arange",
     "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",
+    "double", "float", "half", "int", "long",
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",
     "expand", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "ge", "get_backend", "get_default_dtype", "gt", "inference_mode", "int32", "int64",

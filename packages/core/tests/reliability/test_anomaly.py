@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -108,3 +109,27 @@ def test_anomaly_mode_is_scoped_and_finite_graphs_pass():
     loss.backward()
     assert np.isnan(to_np(z.grad)[0])
     assert rg.is_grad_enabled()
+
+
+def test_backward_error_wins_over_the_anomaly_warning_under_an_error_filter():
+    """With warnings turned into errors, the node's own error reaches the caller, as in
+    PyTorch (whose anomaly warning then goes to stderr): not the anomaly warning."""
+    from torch_parity import same
+
+    def program(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
+            mode = lib.autograd.detect_anomaly()
+            mode.__enter__()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                d1 = a + 1
+                d2 = d1 ** 2
+                d1 += 1
+                lib.autograd.grad(d2.sum(), a)
+        finally:
+            mode.__exit__(None, None, None)
+
+    same(program, "modified by an inplace operation")

@@ -3,6 +3,7 @@ backward with that call site in the error."""
 
 from __future__ import annotations
 
+import sys
 import traceback
 import warnings
 from typing import Any
@@ -95,5 +96,11 @@ def warn_error_in(node: Any) -> None:
     """Anomaly mode's warning when a node's backward raised: the node and the forward call
     that created it (PyTorch warns this, then lets the error through)."""
     where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                  f"the error:\n{where}", UserWarning, stacklevel=2)
+    msg = f"Error detected in {node.name()}. Traceback of forward call that caused the " \
+          f"error:\n{where}"
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    except Warning:
+        # warnings turned into errors: the node's own error is what the caller must get, as
+        # in PyTorch (whose C++ warning then goes to stderr)
+        print(f"UserWarning: {msg}", file=sys.stderr)

@@ -450,6 +450,12 @@ class Function:
     ``ctx.saved_tensors`` be read once only (the node then drops them)."""
 
     clear_saved_tensors_on_access: bool = False
+    # the class of this Function's nodes, ``<Name>Backward`` as PyTorch names it
+    _backward_cls: type[FunctionCtx] = FunctionCtx
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (FunctionCtx,), {"__slots__": ()})
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
@@ -513,7 +519,7 @@ class Function:
             meta = tuple([(t.shape, t.dtype, t.device) for t in tensors])
         else:
             edges = meta = ()
-        ctx = FunctionCtx(cls, edges, needs, is_var, meta, backend)
+        ctx = cls._backward_cls(cls, edges, needs, is_var, meta, backend)
         prev = _grad.enabled
         _grad.enabled = False
         try:
@@ -740,6 +746,8 @@ def _check_dirty(cls: Any, t: Tensor, is_input: bool, num_outputs: int) -> None:
     if t._requires_grad and t.grad_fn is None:
         raise RetrogradError(_LEAF_DIRTY)
     if not is_input:
+        if t._base is not None:  # a view of a tensor made inside forward: PyTorch refuses
+            raise RetrogradError(_DIRTY_NOT_INPUT)
         warnings.warn(_DIRTY_NOT_INPUT, UserWarning, stacklevel=4)
     base = t._base
     if base is None:

@@ -47,9 +47,9 @@ def _inplace(
     grad = _grad.enabled
     if grad and t._extra is not None and t._extra.view_creation is not None:
         creation = t._extra.view_creation
-        if creation != "no_grad_plain" or any(
+        if creation != "no_grad_plain" or t._requires_grad or any(
                 isinstance(o, Tensor) and o._requires_grad for o in operands):
-            _refuse_view(creation)  # a view of a plain tensor: only a recorded op is refused
+            _refuse_view(creation, t)  # a view of a plain tensor: only a recorded op is refused
     if grad and t._requires_grad and t.grad_fn is None:
         if t._base is not None and t._extra is not None and \
                 t._extra.view_chain is not None and t._extra.view_epoch != -1:
@@ -120,13 +120,21 @@ def touch(vc: bytearray) -> None:
         vc[:] = (int.from_bytes(vc, "little") + _VERSION_AND_EPOCH).to_bytes(16, "little")
 
 
-def _refuse_view(creation: str) -> None:
+def _refuse_view(creation: str, t: Tensor) -> None:
     """PyTorch's refusals of an in-place change, with grad mode on, to a view whose history
-    cannot be rebased: one made under no_grad from a tensor that requires grad (the write
-    would silently reach that tensor), or an output of a custom Function that aliases its
-    input (the rebase would override the Function's backward)."""
+    cannot be rebased: one made under no_grad (the write would silently reach its base, or be
+    recorded on a view PyTorch cannot rebase), or an output of a custom Function that aliases
+    its input (the rebase would override the Function's backward). A recorded view of such a
+    view is named by its node, in PyTorch's words."""
     if creation in ("no_grad", "no_grad_plain"):
-        raise RetrogradError(view_refusal(creation, "is being modified inplace"))
+        msg = view_refusal(creation, "is being modified inplace")
+        fn = t.grad_fn
+        if fn is not None and t._base is not None:
+            op = fn.name()
+            op = op[:-len("Backward0")] if op.endswith("Backward0") else op
+            msg = msg.replace("A view was created in", f"Output {t._output_nr} of {op} is a "
+                              "view of a view which was created in", 1)
+        raise RetrogradError(msg)
     raise RetrogradError(creation.partition(": ")[2] or creation)
 
 

@@ -62,6 +62,16 @@ def _iop(fn: Any) -> Any:
     return op
 
 
+def _eq_operator(self: Tensor, other: Any) -> Any:
+    """``t == other``; ``t == None`` is False, as PyTorch's operator (``t.eq(None)`` raises)."""
+    return False if other is None else elementwise.eq(self, other)
+
+
+def _ne_operator(self: Tensor, other: Any) -> Any:
+    """``t != other``; ``t != None`` is True, as PyTorch's operator."""
+    return True if other is None else elementwise.ne(self, other)
+
+
 _METHODS: dict[str, Any] = {
     "__add__": elementwise.add,
     "__radd__": elementwise.add,  # scalar + t: t first, as PyTorch (and a bare node)
@@ -77,8 +87,8 @@ _METHODS: dict[str, Any] = {
     "__rmatmul__": _rmatmul,
     "__neg__": elementwise.neg,
     "__abs__": elementwise.abs,
-    "__eq__": elementwise.eq,
-    "__ne__": elementwise.ne,
+    "__eq__": _eq_operator,
+    "__ne__": _ne_operator,
     "__lt__": elementwise.lt,
     "__le__": elementwise.le,
     "__gt__": elementwise.gt,
