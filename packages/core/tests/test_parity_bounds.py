@@ -27,3 +27,33 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_matches_torch(name):
     same(PROGRAMS[name], "without overflow" if "overflow" in name else None)
+
+
+def _f(lib, values, dtype="float32"):
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+ALLCLOSE = {
+    "equal": lambda lib: lib.allclose(_f(lib, [1.0, 2.0]), _f(lib, [1.0, 2.0])),
+    "within_rtol": lambda lib: lib.allclose(_f(lib, [1.0]), _f(lib, [1.0 + 1e-6])),
+    "outside_atol": lambda lib: lib.allclose(_f(lib, [1e-7]), _f(lib, [0.0]), rtol=0,
+                                             atol=1e-8),
+    "nan": lambda lib: lib.allclose(_f(lib, [1.0, float("nan")]), _f(lib, [1.0, float("nan")])),
+    "nan_equal": lambda lib: lib.allclose(_f(lib, [float("nan")]), _f(lib, [float("nan")]),
+                                          equal_nan=True),
+    "infinities": lambda lib: (lib.allclose(_f(lib, [float("inf")]), _f(lib, [float("inf")])),
+                               lib.allclose(_f(lib, [float("inf")]), _f(lib, [-float("inf")]))),
+    "broadcast": lambda lib: lib.allclose(_f(lib, [[1.0], [1.0]]), _f(lib, [1.0, 1.0])),
+    "method": lambda lib: _f(lib, [1.0, 2.0]).allclose(_f(lib, [1.0, 2.5]), atol=0.6),
+    "int64": lambda lib: lib.allclose(lib.tensor([2**53 + 1]), lib.tensor([2**53])),
+    "dtype_mismatch": lambda lib: lib.allclose(_f(lib, [1.0]), lib.tensor([1])),
+    "float_double": lambda lib: lib.allclose(_f(lib, [1.0]), _f(lib, [1.0], "float64")),
+    "shape_mismatch": lambda lib: lib.allclose(_f(lib, [1.0, 1.0]), _f(lib, [1.0, 1.0, 1.0])),
+}
+
+
+@pytest.mark.parametrize("name", list(ALLCLOSE))
+def test_allclose_matches_torch(name):
+    phrase = {"dtype_mismatch": "did not match", "float_double": "did not match",
+              "shape_mismatch": "must match the size"}.get(name)
+    same(ALLCLOSE[name], phrase)

@@ -37,6 +37,7 @@ from .inference_mode import inference_mode, is_inference, is_inference_mode_enab
 from .ops import (
     abs,
     add,
+    allclose,
     amax,
     arange,
     as_tensor,
@@ -118,6 +119,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DTypeError", "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
+    "allclose",
     "ShapeError",
     "RetrogradError", "Tensor", "VersionMismatch", "abs", "add", "amax", "arange",
     "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",

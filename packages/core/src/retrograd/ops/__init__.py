@@ -29,6 +29,7 @@ from .creation import (
 from .elementwise import (
     abs,
     add,
+    allclose,
     clamp,
     cos,
     div,
@@ -87,7 +88,8 @@ def registry() -> tuple[str, ...]:
 
 
 __all__ = [
-    "abs", "add", "amax", "arange", "as_tensor", "cat", "clamp", "clone", "conversion", "cos",
+    "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
+    "conversion", "cos",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
     "expand", "flatten", "from_numpy", "full", "full_like", "ge", "getitem", "gt", "inplace",
     "le", "linalg", "linear", "linspace", "log", "log_softmax", "logical_and", "logsumexp",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.node import formula_node
+from ..backends.host import quiet_call
 from ..dtypes import bool_, float16, float32, get_default_dtype, int64
 from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
@@ -30,7 +31,7 @@ from .promotion import HOST_F64 as _F64
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
     "tanh", "sigmoid", "relu", "clamp", "where", "maximum", "minimum",
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "allclose",
 ]
 
 
@@ -928,3 +929,34 @@ def sign(x: Tensor) -> Tensor:
     be = x.backend
     return Tensor(be.asarray(_sgn(be.ops, x._data)), be)
 
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (``a`` and ``b`` broadcast; equal
+    infinities are close; NaNs only with ``equal_nan``), as ``torch.allclose``: the two must
+    share one dtype. Not differentiable: a Python bool."""
+    for name, t in (("input", a), ("other", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"allclose(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    check_device("allclose", a, b)
+    if a.dtype is not b.dtype:
+        raise RetrogradError(f"{promotion.torch_name(a.dtype)} did not match "
+                             f"{promotion.torch_name(b.dtype)}")
+    err = broadcast_mismatch("allclose", a.shape, b.shape)
+    if err is not None:
+        raise err
+    xp = a.backend.xp
+
+    def all_close(x: Any, y: Any) -> bool:
+        if not a.dtype.is_floating_point:  # exact: no float rounding of large integers
+            x = xp.astype(x, xp.float64)
+            y = xp.astype(y, xp.float64)
+        near = xp.abs(x - y) <= atol + rtol * xp.abs(y)
+        finite = xp.logical_and(xp.isfinite(x), xp.isfinite(y))
+        close = xp.logical_or(xp.logical_and(finite, near), x == y)  # equal infinities
+        if equal_nan:
+            close = xp.logical_or(close, xp.logical_and(xp.isnan(x), xp.isnan(y)))
+        return bool(xp.all(close))
+
+    return bool(quiet_call(all_close, a._data, b._data))  # inf - inf: no NumPy warning

@@ -124,6 +124,7 @@ _METHODS: dict[str, Any] = {
     "le": elementwise.le,
     "gt": elementwise.gt,
     "ge": elementwise.ge,
+    "allclose": elementwise.allclose,
     "matmul": linalg.matmul,
     "sum": reduction.sum,
     "mean": reduction.mean,
