@@ -10,7 +10,10 @@ other, so an expectation of ``runtime`` accepts any runtime error, while
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
 
 # The retrograd class names (looked up by name so this module imports nothing heavy).
 RETROGRAD_KINDS: dict[str, str] = {
@@ -30,13 +33,76 @@ TORCH_MARKERS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: How many innermost traceback frames a captured error keeps (the report and the JSON show
+#: them: where in the backend the error came from).
+FRAMES = 4
+
+
+# The kernel-counting wrapper of ``subjects.recording_kernels``: not a frame of the failure.
+_RECORDER_FILE = os.path.join("retrograd_conformance", "subjects.py")
+
+
+def _short_path(path: str) -> str:
+    """A frame's file, from its package down (``retrograd/autograd/engine.py``)."""
+    norm = path.replace(os.sep, "/")
+    for marker in ("/site-packages/", "/dist-packages/", "/src/"):
+        if marker in norm:
+            return norm.rsplit(marker, 1)[1]
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return norm
+    return norm if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def last_frames(exc: BaseException, limit: int = FRAMES) -> tuple[str, ...]:
+    """The innermost ``limit`` frames of ``exc``'s traceback, one line each:
+    ``retrograd/autograd/engine.py:779 in _raise_freed: raise GraphFreedError(...)``."""
+    if limit <= 0:
+        return ()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not (f.name == "kernel" and f.filename.endswith(_RECORDER_FILE))][-limit:]
+    out = []
+    for f in frames:
+        line = (f.line or "").strip()
+        if len(line) > 100:
+            line = line[:97] + "..."
+        out.append(f"{_short_path(f.filename)}:{f.lineno} in {f.name}"
+                   + (f": {line}" if line else ""))
+    return tuple(out)
+
+
+def format_frames(frames: tuple[str, ...] | list[str], indent: str = "  ") -> str:
+    """The frames as a block, innermost last."""
+    return "\n".join(indent + f for f in frames)
+
+
 @dataclass(frozen=True)
 class Raised:
-    """An exception captured from a program: its kind, class name and message."""
+    """An exception captured from a program: its kind, class name and message.
+
+    ``frames`` holds the innermost traceback frames (see :func:`last_frames`). A
+    :class:`Raised` built inside the ``except`` block that caught the exception fills them in
+    itself (from ``sys.exc_info()``, when the class names match), so every runner that turns
+    an exception into a :class:`Raised` keeps where it came from without passing it on.
+    """
 
     kind: str
     type_name: str
     message: str
+    frames: tuple[str, ...] = field(default=(), kw_only=True, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.frames:
+            return
+        exc = sys.exc_info()[1]
+        if exc is not None and type(exc).__name__ == self.type_name:
+            object.__setattr__(self, "frames", last_frames(exc))
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, kind: str) -> Raised:
+        """The :class:`Raised` for ``exc``, classified as ``kind``, with its last frames."""
+        return cls(kind, type(exc).__name__, str(exc), frames=last_frames(exc))
 
     def __str__(self) -> str:
         first = self.message.strip().splitlines()[0] if self.message.strip() else ""

@@ -1,7 +1,11 @@
-"""The pytest plugin (entry point ``pytest11``): ``pytest --pyargs retrograd_conformance
---backend NAME``.
+"""The pytest plugin (entry point ``pytest11``): ``python -m pytest --pyargs
+retrograd_conformance --backend NAME``.
 
-Options: ``--backend NAME`` (repeatable; default every backend of the entry-point group),
+``python -m pytest`` runs the pytest of the interpreter that has retrograd-conformance
+installed (a bare ``pytest`` may be another environment's, without the plugin).
+
+Options: ``--backend NAME`` or ``--backend MODULE:ATTR`` (a Backend object, class or factory,
+tested without an entry point; repeatable; default every backend of the entry-point group),
 ``--oracle torch|none``, ``--fuzz N`` and ``--conformance-seed S`` for the generated programs,
 ``--xfails-file`` / ``--skips-file`` (test-id substrings, ``#`` comments; an entry that matches
 no collected test is reported with a warning).
@@ -19,9 +23,10 @@ from typing import Any
 import pytest
 
 _OPTIONS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--backend",), {"action": "append", "default": None, "metavar": "NAME",
-                      "help": "retrograd backend under test (repeatable); default: all "
-                              "installed (entry-point group retrograd.backends)"}),
+    (("--backend",), {"action": "append", "default": None, "metavar": "NAME|MODULE:ATTR",
+                      "help": "retrograd backend under test (repeatable): a name, or "
+                              "MODULE:ATTR naming a Backend object; default: all installed "
+                              "(entry-point group retrograd.backends)"}),
     (("--oracle",), {"default": "torch", "choices": ("torch", "none"),
                      "help": "conformance oracle (default torch)"}),
     (("--fuzz",), {"type": int, "default": None, "metavar": "N",
@@ -58,7 +63,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _backends(config: pytest.Config) -> list[str]:
     names = config.getoption("backend", None)
     if names:
-        return list(names)
+        from .subjects import resolve_backends
+
+        return resolve_backends(list(names))  # MODULE:ATTR loaded and registered once
     from .subjects import backend_names
 
     return backend_names()

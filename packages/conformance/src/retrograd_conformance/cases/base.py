@@ -1,4 +1,4 @@
-"""The :class:`Case` record and where a case comes from."""
+"""The :class:`Case` record and the topic a case belongs to."""
 
 from __future__ import annotations
 
@@ -6,22 +6,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# The three design documents the cases replay, named by what they are (docs/semantics.md
-# states the rules they lead to; the documents themselves are not part of the repository).
-SEED_ENGINE = "design 000, the Engine reference"
-SEED_BACKWARD = "design 001, loss.backward() end to end"
-SEED_MEET = "design 002, how gradients meet (PyTorch 2.10 baseline)"
+#: Where each document case is explained, in the project's own words: one section per case,
+#: anchored by the case id (``docs/conformance.md#shared-branch``).
+CASES_DOC = "docs/conformance.md"
+
+# The topics the document cases are grouped under (docs/semantics.md states the rules they
+# lead to; docs/conformance.md walks through every example).
+TOPIC_MEET = "How gradients meet"
+TOPIC_BACKWARD = "loss.backward() from start to finish"
+TOPIC_ENGINE = "The Engine API: backward and grad"
+TOPICS = (TOPIC_MEET, TOPIC_BACKWARD, TOPIC_ENGINE)
 
 
 @dataclass(frozen=True)
 class Source:
-    """A document (seed file name) and the section the example is taken from."""
+    """The topic a case belongs to and the question within it the case answers."""
 
-    document: str
+    topic: str
     section: str
 
     def __str__(self) -> str:
-        return f"{self.document} § {self.section}"
+        return f"{self.topic}: {self.section}"
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class Case:
 
     ``program(lib)`` returns a dict of named results (tensors, numbers, bools, lists, or
     :class:`~retrograd_conformance.errors.Raised` captured with ``lib.capture``).
-    ``expected`` holds the document's value for some of those names (a
+    ``expected`` holds the example's value for some of those names (a
     :class:`~retrograd_conformance.errors.Raises` for an expected error; ``raises`` for a
     program that must fail as a whole). Every name is also compared with the oracle.
     """
@@ -43,3 +48,12 @@ class Case:
     spec_row: str = ""
     note: str = ""
     dtypes: tuple[str, ...] = ("float32", "float64")
+
+    @property
+    def topic(self) -> str:
+        return self.sources[0].topic if self.sources else ""
+
+    @property
+    def explained_at(self) -> str:
+        """Where the example is explained: ``docs/conformance.md#<id>``."""
+        return f"{CASES_DOC}#{self.id}"

@@ -1,8 +1,12 @@
-"""SPEC §4: the design documents' examples, replayed with the documents' own numbers.
+"""The document cases: worked examples of how reverse-mode autodiff behaves, each with the
+numbers it must produce.
 
 Each program is written against the adapter (``lib``), so it runs unchanged on every retrograd
-backend and on PyTorch; the expected values are the documents'. Where SPEC overrides a document
-(hook-replaces), the SPEC's value is expected and ``note`` says why.
+backend and on PyTorch; ``expected`` holds the example's own numbers, and every result is also
+compared with PyTorch run live. ``docs/conformance.md`` explains every case (what is computed,
+the expected numbers, and why); a case's caption names its topic and that section. Where the
+contract (``docs/semantics.md``) settles a question differently from the example's first
+telling (hook-replaces), the contract's value is expected and ``note`` says why.
 """
 
 from __future__ import annotations
@@ -10,22 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import Raises
-from .base import SEED_BACKWARD, SEED_ENGINE, SEED_MEET, Case, Source
+from .base import TOPIC_BACKWARD, TOPIC_ENGINE, TOPIC_MEET, Case, Source
 
-S_SHARED = Source(SEED_MEET, "A shared value receives two gradient contributions")
-S_CPP = Source(SEED_MEET, "A runnable C++ model of dependency scheduling")
-S_GRAPH = Source(SEED_MEET, "The backward graph contains nodes and input slots")
-S_VJP = Source(SEED_MEET, "A backward call propagates a weighted derivative")
-S_ACCUM = Source(SEED_MEET, "Two kinds of accumulation, two different lifetimes")
-S_SAVED = Source(SEED_MEET, "Saved tensors explain two common backward errors")
-S_CREATE = Source(SEED_MEET, "Recording a derivative is different from retaining a graph")
-S_RELEASE = Source(SEED_BACKWARD, "Releasing the graph")
-S_VERSION = Source(SEED_BACKWARD, "Version check")
-S_E2E = Source(SEED_BACKWARD, "loss.backward(), End to End")
-S_BACKWARD = Source(SEED_ENGINE, "Static methods: backward (Parameters)")
-S_GRAD = Source(SEED_ENGINE, "Static methods: grad (description)")
-S_GRAD_RET = Source(SEED_ENGINE, "Static methods: grad (Returns)")
-S_GRAD_NOTES = Source(SEED_ENGINE, "Static methods: grad (Notes)")
+S_SHARED = Source(TOPIC_MEET, "a shared value receives two contributions")
+S_CPP = Source(TOPIC_MEET, "each node runs once, after all its contributions arrived")
+S_GRAPH = Source(TOPIC_MEET, "nodes, edges and input slots of the backward graph")
+S_VJP = Source(TOPIC_MEET, "a backward call computes a weighted derivative (a VJP)")
+S_ACCUM = Source(TOPIC_MEET, "accumulation into .grad across calls")
+S_SAVED = Source(TOPIC_MEET, "saved tensors and the two errors they explain")
+S_CREATE = Source(TOPIC_MEET, "recording a derivative (create_graph) is not retaining a graph")
+S_RELEASE = Source(TOPIC_BACKWARD, "the graph is released after the walk")
+S_VERSION = Source(TOPIC_BACKWARD, "the version check on saved tensors")
+S_E2E = Source(TOPIC_BACKWARD, "seeds, broadcasting and hooks along the way")
+S_BACKWARD = Source(TOPIC_ENGINE, "backward's parameters")
+S_GRAD = Source(TOPIC_ENGINE, "grad computes without writing .grad")
+S_GRAD_RET = Source(TOPIC_ENGINE, "what grad returns for an input it never reaches")
+S_GRAD_NOTES = Source(TOPIC_ENGINE, "grad with respect to interior tensors")
 
 
 def _count_runs(node: Any) -> list[int]:
@@ -272,5 +276,6 @@ DOCUMENT_CASES: tuple[Case, ...] = (
     Case("hook-replaces", "a tensor hook returning 2*g doubles everything downstream",
          (S_E2E,), hook_replaces, {"u.grad": 24, "x.grad": 72},
          spec_row="downstream grads doubled",
-         note="seed 001 replaces only that tensor's .grad; SPEC E10 follows PyTorch"),
+         note="an earlier telling replaced only u.grad; the contract (docs/semantics.md, E10) "
+              "follows PyTorch: the hook's result flows downstream"),
 )

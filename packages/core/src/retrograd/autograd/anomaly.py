@@ -84,7 +84,7 @@ def check_outputs(node: Any, outs: Any) -> None:
         a = arr(g)
         be = getattr(node, "_backend", None) or backend_of(a)
         if be.ops.any_nonfinite(a):
-            kind = "nan" if bool(be.ops.isnan(a).any()) else "inf"
+            kind = "nan" if bool(be.xp.any(be.ops.isnan(a))) else "inf"
             where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
             raise RetrogradError(
                 f"Function '{node.name()}' returned {kind} values in its {i}th output.\n"

@@ -164,13 +164,21 @@ def bind_composites(
 def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     """Every kernel the core calls, written in Array-API calls on ``xp``."""
 
+    def _is_number(value: Any) -> bool:
+        # A Python number, not an array: NumPy's 0-d results (``numpy.float64``) subclass
+        # ``float`` but carry a dtype, and must keep it (with ``xp`` = NumPy itself, a 0-d
+        # array reaches the kernels as such a scalar).
+        return isinstance(value, (int, float, bool)) and not hasattr(value, "dtype")
+
     def _like(value: Any, ref: Any) -> Any:
-        if isinstance(value, (int, float, bool)):
+        if _is_number(value):
+            if _is_number(ref):  # two numbers: the namespace's default dtype
+                return xp.asarray(value)
             return xp.asarray(value, dtype=ref.dtype)
         return value
 
     def where(cond: Any, a: Any, b: Any) -> Any:
-        ref = a if not isinstance(a, (int, float)) else b
+        ref = a if not _is_number(a) else b
         return xp.where(cond, _like(a, ref), _like(b, ref))
 
     def sigmoid(x: Any) -> Any:
