@@ -2,8 +2,11 @@
 
 :data:`DOCUMENT_CASES` replays the examples of the design documents (SPEC §4);
 :data:`SEMANTICS_CASES` the autograd corners PyTorch users rely on (hooks, grad modes, custom
-Functions, in-place, seeds, type promotion, warnings); the generated
-programs live in :mod:`retrograd_conformance.programs` and the op database in
+Functions, in-place, seeds, type promotion, warnings); :data:`FUSION_FAMILY`
+(:mod:`.fusion`) reaches the kernels those leave alone -- the fused Linear+activation backward
+on both of its paths (:data:`FUSION_CASES`) and a few seldom-used kernels
+(:data:`KERNEL_CASES`) -- and runs with the semantics suite (same case type, same judge). The
+generated programs live in :mod:`retrograd_conformance.programs` and the op database in
 :mod:`retrograd_conformance.opdb`.
 """
 
@@ -11,6 +14,11 @@ from __future__ import annotations
 
 from .base import Case, Source
 from .documents import DOCUMENT_CASES
+from .fusion import FUSION_CASES, KERNEL_CASES, FusionCase
 from .semantics import SEMANTICS_CASES, SemanticsCase
 
-__all__ = ["Case", "Source", "DOCUMENT_CASES", "SEMANTICS_CASES", "SemanticsCase"]
+#: The cases of :mod:`.fusion` (groups ``fusion`` and ``kernels``), run as semantics cases.
+FUSION_FAMILY: tuple[SemanticsCase, ...] = FUSION_CASES + KERNEL_CASES
+
+__all__ = ["Case", "Source", "DOCUMENT_CASES", "SEMANTICS_CASES", "SemanticsCase",
+           "FUSION_CASES", "KERNEL_CASES", "FUSION_FAMILY", "FusionCase"]
