@@ -1,5 +1,5 @@
-"""The backend protocol (SPEC §5), the registry and the layering rule that lets a backend plug
-in without touching core."""
+"""The backend protocol (retrograd.backends.base), the registry and the layering rule that lets
+a backend plug in without touching core."""
 
 import ast
 import pathlib

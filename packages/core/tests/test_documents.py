@@ -1,4 +1,5 @@
-"""One test per row of SPEC §4: the design documents' examples with their exact values."""
+"""One test per document case of the conformance suite, with the exact values worked out in
+docs/conformance.md."""
 
 import pytest
 

@@ -99,10 +99,10 @@ def test_train_digits_on_cuda(tmp_path):
     assert result["test_accuracy"] >= 0.9
 
 
-def test_committed_seed002_pictures_are_current(tmp_path):
-    """docs/images holds what examples/seed002_pictures.py makes today (rerun it to refresh)."""
+def test_committed_shared_branch_pictures_are_current(tmp_path):
+    """docs/images holds what examples/shared_branch_pictures.py makes today (rerun it to refresh)."""
     spec = importlib.util.spec_from_file_location(
-        "seed002_pictures", ROOT / "examples" / "seed002_pictures.py"
+        "shared_branch_pictures", ROOT / "examples" / "shared_branch_pictures.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -112,7 +112,7 @@ def test_committed_seed002_pictures_are_current(tmp_path):
         name = made[kind].name
         assert (committed / name).read_text(encoding="utf-8") == made[kind].read_text(
             encoding="utf-8"
-        ), f"docs/images/{name} is stale: run python examples/seed002_pictures.py"
-    svg = (committed / "seed002-graph.svg").read_text(encoding="utf-8")
+        ), f"docs/images/{name} is stale: run python examples/shared_branch_pictures.py"
+    svg = (committed / "shared-branch-graph.svg").read_text(encoding="utf-8")
     for word in ("AddBackward0", "MulBackward0", "AccumulateGrad", "input_nr=0", "seed"):
         assert word in svg

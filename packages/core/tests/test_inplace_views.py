@@ -1,4 +1,4 @@
-"""In-place ops, version counters, history rebasing and views (SPEC §2)."""
+"""In-place ops, version counters, history rebasing and views."""
 
 import numpy as np
 import pytest

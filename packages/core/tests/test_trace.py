@@ -1,4 +1,5 @@
-"""retrograd.autograd.trace: the recorded walk of seed 002, its text, its page in a browser."""
+"""retrograd.autograd.trace: the recorded walk of the shared-branch example, its text, its page
+in a browser."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from retrograd.autograd import engine
 from retrograd.autograd.trace import trace
 
 
-def seed002(x_value: float = 2.0, mirrored: bool = False):
-    """Seed 002's program; ``mirrored`` writes the sum as ``b + a`` (the same graph, with the
-    root's edges in the other order)."""
+def shared_branch(x_value: float = 2.0, mirrored: bool = False):
+    """The shared-branch program (docs/conformance.md#shared-branch); ``mirrored`` writes the
+    sum as ``b + a`` (the same graph, with the root's edges in the other order)."""
     x = rg.tensor(x_value, requires_grad=True)
     u = x * x
     u.retain_grad()
@@ -27,8 +28,8 @@ def seed002(x_value: float = 2.0, mirrored: bool = False):
     return x, u, a, b, loss
 
 
-def traced_seed002(mirrored: bool = False):
-    x, u, a, b, loss = seed002(mirrored=mirrored)
+def traced_shared_branch(mirrored: bool = False):
+    x, u, a, b, loss = shared_branch(mirrored=mirrored)
     with trace(names={"x": x, "u": u, "a": a, "b": b, "loss": loss}) as t:
         loss.backward()
     return t, (x, u, a, b, loss)
@@ -40,8 +41,8 @@ def test_trace_is_exported_where_the_lead_exports_it():
     assert exported is trace or exported.__module__ == trace.__module__
 
 
-def test_seed002_walk_events_in_engine_order():
-    t, (x, u, a, b, loss) = traced_seed002()
+def test_shared_branch_walk_events_in_engine_order():
+    t, (x, u, a, b, loss) = traced_shared_branch()
     assert len(t.walks) == 1
     walk = t.walks[0]
     assert walk.ok is True
@@ -59,7 +60,7 @@ def test_seed002_walk_events_in_engine_order():
 
 
 def test_every_node_runs_after_all_its_contributions():
-    t, _ = traced_seed002()
+    t, _ = traced_shared_branch()
     walk = t.walks[0]
     arrived: dict[str, int] = {}
     ready = []
@@ -76,11 +77,11 @@ def test_every_node_runs_after_all_its_contributions():
     assert sum(1 for s in walk.steps if s.kind == "run") == 4
 
 
-def test_branch_order_on_the_seed_program_is_pytorchs():
-    """Which branch reaches the shared node first is the engine's choice (seed 002 says the
-    order is free). On the seed's program both engines run b = 3*u first: PyTorch because b
-    was created last, retrograd because its reverse DFS post-order visits the root's last edge
-    first (so ``b + a`` runs a first here, where PyTorch still runs b first)."""
+def test_branch_order_on_the_shared_branch_program_is_pytorchs():
+    """Which branch reaches the shared node first is the engine's choice (E1: any order that
+    respects the dependencies). On this program both engines run b = 3*u first: PyTorch
+    because b was created last, retrograd because its reverse DFS post-order visits the root's
+    last edge first (so ``b + a`` runs a first here, where PyTorch still runs b first)."""
     torch = pytest.importorskip("torch")
     x = torch.tensor(2.0, requires_grad=True)
     u = x * x
@@ -89,7 +90,7 @@ def test_branch_order_on_the_seed_program_is_pytorchs():
     a.grad_fn.register_hook(lambda gi, go: ran.append("a"))
     b.grad_fn.register_hook(lambda gi, go: ran.append("b"))
     (a + b).backward()
-    t, (_, _, a2, b2, _) = traced_seed002()
+    t, (_, _, a2, b2, _) = traced_shared_branch()
     names = {t.node_id(a2.grad_fn): "a", t.node_id(b2.grad_fn): "b"}
     ours = [names[s.node] for s in t.walks[0].steps if s.kind == "run" and s.node in names]
     assert ours == ran == ["b", "a"]
@@ -97,7 +98,7 @@ def test_branch_order_on_the_seed_program_is_pytorchs():
 
 @pytest.mark.parametrize(("mirrored", "first"), [(False, "3"), (True, "2")])
 def test_states_replay_the_shared_node_receiving_its_contributions(mirrored, first):
-    t, (x, u, *_) = traced_seed002(mirrored)
+    t, (x, u, *_) = traced_shared_branch(mirrored)
     walk = t.walks[0]
     shared = t.node_id(u.grad_fn)
     seen = []
@@ -114,7 +115,7 @@ def test_states_replay_the_shared_node_receiving_its_contributions(mirrored, fir
 
 
 def test_text_rendering():
-    t, _ = traced_seed002()
+    t, _ = traced_shared_branch()
     text = t.text()
     assert text.startswith("walk 1 of 1")
     assert "order AddBackward0 (loss)" in text
@@ -130,7 +131,7 @@ def test_trace_keeps_no_graph_alive():
     import gc
     import weakref
 
-    x, u, a, b, loss = seed002()
+    x, u, a, b, loss = shared_branch()
     ref = weakref.ref(u.grad_fn)
     with trace() as t:
         loss.backward()
@@ -143,17 +144,17 @@ def test_trace_keeps_no_graph_alive():
 def test_tracer_is_removed_on_exit_and_nesting_restores_the_outer_one():
     with trace() as outer:
         with trace() as inner:
-            seed002()[-1].backward()
+            shared_branch()[-1].backward()
         assert engine.get_tracer() is outer
-        seed002()[-1].backward()
+        shared_branch()[-1].backward()
     assert engine.get_tracer() is None
-    seed002()[-1].backward()
+    shared_branch()[-1].backward()
     assert len(inner.walks) == 1 and len(outer.walks) == 1
 
 
 def test_tracer_is_thread_local():
     with trace() as t:
-        worker = threading.Thread(target=lambda: seed002()[-1].backward())
+        worker = threading.Thread(target=lambda: shared_branch()[-1].backward())
         worker.start()
         worker.join()
     assert t.walks == []
@@ -190,10 +191,10 @@ def test_grad_walk_marks_nodes_off_the_path_as_skipped():
 
 
 def test_html_is_self_contained_and_carries_the_steps():
-    t, (x, u, *_) = traced_seed002()
-    page = t.html(title="seed 002 <walk>")
+    t, (x, u, *_) = traced_shared_branch()
+    page = t.html(title="shared-branch <walk>")
     assert page.startswith("<!DOCTYPE html>")
-    assert "<title>seed 002 &lt;walk&gt;</title>" in page
+    assert "<title>shared-branch &lt;walk&gt;</title>" in page
     # no external resource of any kind
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "<link" not in page and "@import" not in page
@@ -207,7 +208,7 @@ def test_html_is_self_contained_and_carries_the_steps():
 
 
 def test_save_html(tmp_path):
-    t, _ = traced_seed002()
+    t, _ = traced_shared_branch()
     path = t.save_html(tmp_path / "out" / "walk.html")
     assert path.read_text(encoding="utf-8") == t.html()
 
@@ -274,10 +275,10 @@ def open_page(browser, path: Path):
     [(True, "2"), (False, "3")],
     ids=["b+a: the shared node receives 2 then 5", "a+b: 3 then 5"],
 )
-def test_browser_steps_through_seed002_and_shows_the_shared_node_receive_2_then_5(
+def test_browser_steps_through_shared_branch_and_shows_the_shared_node_receive_2_then_5(
     browser, tmp_path, mirrored, first
 ):
-    t, (x, u, *_) = traced_seed002(mirrored)
+    t, (x, u, *_) = traced_shared_branch(mirrored)
     shared = t.node_id(u.grad_fn)
     leaf = next(n.id for n in t.walks[0].graph.nodes if n.kind == "leaf")
     page, errors = open_page(browser, t.save_html(tmp_path / "walk.html"))

@@ -12,7 +12,7 @@ import retrograd as rg
 from retrograd import viz
 
 
-def seed002(x_value: float = 2.0):
+def shared_branch(x_value: float = 2.0):
     x = rg.tensor(x_value, requires_grad=True)
     u = x * x
     u.retain_grad()
@@ -29,8 +29,8 @@ def edges(dot: str) -> list[tuple[str, str, str]]:
     return re.findall(r"(\w+) -> (\w+) \[label=\"([^\"]+)\"", dot)
 
 
-def test_seed002_graph_has_every_node_once_and_every_edge_with_multiplicity():
-    x, u, a, b, loss = seed002()
+def test_shared_branch_graph_has_every_node_once_and_every_edge_with_multiplicity():
+    x, u, a, b, loss = shared_branch()
     graph = viz.collect_graph(loss, names={"x": x, "u": u})
     names = [n.name for n in graph.nodes]
     assert len(graph.nodes) == 5  # add, two scalings, the square, the leaf accumulator
@@ -49,7 +49,7 @@ def test_seed002_graph_has_every_node_once_and_every_edge_with_multiplicity():
 
 
 def test_dot_text_names_nodes_labels_edges_and_shows_leaf_shapes():
-    x, u, a, b, loss = seed002()
+    x, u, a, b, loss = shared_branch()
     dot = viz.to_dot(loss, names={"x": x, "u": u, "loss": loss})
     assert dot.startswith("digraph retrograd {") and dot.rstrip().endswith("}")
     square = viz.collect_graph(loss).by_node()[id(u.grad_fn)].id
@@ -199,7 +199,7 @@ needs_graphviz = pytest.mark.skipif(
 
 @needs_graphviz
 def test_render_svg_and_png(tmp_path):
-    x, u, a, b, loss = seed002()
+    x, u, a, b, loss = shared_branch()
     svg = viz.render(loss, tmp_path / "g.svg", names={"x": x, "u": u})
     text = svg.read_text()
     assert "<svg" in text and "AccumulateGrad" in text and "input_nr=0" in text
@@ -212,7 +212,7 @@ def test_missing_dot_program_gives_a_clear_error(monkeypatch, tmp_path):
     if not _have_graphviz_package():
         pytest.skip("the graphviz package is not installed; the other error path is tested")
     monkeypatch.setattr(viz.shutil, "which", lambda name: None)
-    x, u, a, b, loss = seed002()
+    x, u, a, b, loss = shared_branch()
     with pytest.raises(viz.GraphvizUnavailable, match="apt-get install graphviz") as info:
         viz.render(loss, tmp_path / "g.svg")
     assert "to_dot()" in str(info.value)
@@ -221,7 +221,7 @@ def test_missing_dot_program_gives_a_clear_error(monkeypatch, tmp_path):
 
 def test_missing_graphviz_package_gives_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "graphviz", None)  # makes `import graphviz` fail
-    x, u, a, b, loss = seed002()
+    x, u, a, b, loss = shared_branch()
     with pytest.raises(viz.GraphvizUnavailable, match="pip install graphviz"):
         viz.render(loss, tmp_path / "g.png")
     assert isinstance(viz.GraphvizUnavailable("x"), RuntimeError)

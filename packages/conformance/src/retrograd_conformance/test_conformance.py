@@ -36,7 +36,8 @@ def _oracle_outcome(case, oracle):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", DOCUMENT_CASES, ids=[c.id for c in DOCUMENT_CASES])
 def test_document(conformance_subject, conformance_oracle, case, dtype):
-    """A design-document example: the document's values and the oracle's, on this backend."""
+    """A document case: the values worked out in docs/conformance.md and the oracle's, on this
+    backend."""
     ref = _oracle_outcome(case, conformance_oracle) if conformance_oracle else None
     out = run_case(case, conformance_subject.name, dtype)
     result = judge_case(case, dtype, conformance_subject.name, out, ref)

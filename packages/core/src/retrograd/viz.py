@@ -3,10 +3,11 @@
 ``to_dot(loss)`` needs nothing but retrograd: it walks ``grad_fn.next_functions`` from the
 roots (iteratively, like the engine) and writes one DOT node per backward ``Node`` and one DOT
 edge per ``Edge``, labelled with its ``input_nr``. Edges are drawn with multiplicity, so
-``x * x`` shows two arrows into the same ``AccumulateGrad``: the point of seed 002. Leaves show
-their shape and dtype, nodes list the tensors they still hold for backward (and how many bytes),
-fused nodes (``node.fused``) are double-bordered with their parts listed, and nodes whose saved
-tensors were released by a backward without ``retain_graph`` are greyed out.
+``x * x`` shows two arrows into the same ``AccumulateGrad``, as the engine counts them (rule E2
+in docs/semantics.md). Leaves show their shape and dtype, nodes list the tensors they still hold
+for backward (and how many bytes), fused nodes (``node.fused``) are double-bordered with their
+parts listed, and nodes whose saved tensors were released by a backward without
+``retain_graph`` are greyed out.
 
 ``render(loss, "graph.svg")`` and ``draw(loss)`` turn the DOT text into a picture with the
 ``graphviz`` Python package and the ``dot`` program; where either is missing they raise

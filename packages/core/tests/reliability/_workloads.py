@@ -24,7 +24,7 @@ F64 = rg.float64
 
 
 def leaf(values: Any, *, requires_grad: bool = True) -> rg.Tensor:
-    """A float64 leaf built from plain Python data (the SPEC's ``tensor(data)``)."""
+    """A float64 leaf built from plain Python data (``rg.tensor(data)``)."""
     return rg.tensor(np.asarray(values, dtype=np.float64).tolist(), dtype=F64,
                      requires_grad=requires_grad)
 

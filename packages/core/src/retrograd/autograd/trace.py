@@ -8,7 +8,8 @@ The recorder turns each event into plain text and numbers at once, so a trace ke
 and, once the block exits, no reference to the graph.
 
 ``t.text()`` prints the walk; ``t.html()`` / ``t.save_html(path)`` write a self-contained page
-that steps through it on a picture of the graph (seed 002's animation, made from a real run)::
+that steps through it on a picture of the graph (docs/images/shared-branch-walk.html, made
+from a real run of the shared-branch example in docs/engine.md)::
 
     with rg.autograd.trace(names={"x": x, "u": u}) as t:
         loss.backward()

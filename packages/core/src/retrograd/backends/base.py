@@ -1,4 +1,6 @@
-"""The backend protocol (SPEC §5): an array namespace, a few conversions, and a kernel table.
+"""The backend protocol: an array namespace, a few conversions, and a kernel table.
+
+docs/vendors.md shows how to write a backend against it and test it with the conformance suite.
 
 Every op reaches its arrays through ``tensor.backend``; nothing in ``retrograd.ops`` or
 ``retrograd.autograd`` imports NumPy or CuPy. A backend starts from the reference kernels

@@ -439,7 +439,6 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "item": item,
         "any_nonfinite": any_nonfinite,
         "isnan": xp.isnan,
-        "isinf": xp.isinf,
         "accumulate_": accumulate_,
         "iadd": operator.iadd,
         "isub": operator.isub,

@@ -83,7 +83,7 @@ _DIFFERENTIABLE = (
 
 
 def registry() -> tuple[str, ...]:
-    """Names of every differentiable op retrograd provides (SPEC §2)."""
+    """Names of every differentiable op retrograd provides."""
     return _DIFFERENTIABLE
 
 

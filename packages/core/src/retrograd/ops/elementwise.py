@@ -721,9 +721,11 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         data = promotion.cast_data(x, r)
         lo = None if lo is None else promotion.cast_scalar(lo, r)
         hi = None if hi is None else promotion.cast_scalar(hi, r)
-    if lo is not None:
+    if lo is not None and hi is not None:
+        data = F.clip(data, lo, hi)  # min > max gives max everywhere, as PyTorch
+    elif lo is not None:
         data = F.maximum(data, lo)
-    if hi is not None:
+    else:
         data = F.minimum(data, hi)
     if type(data) is not be.array_type:
         data = be.asarray(data)

@@ -256,10 +256,13 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshaped("flatten", x, shape[:s] + (n,) + shape[e + 1:], False)
 
 
-def _resized(x: Tensor, shape: tuple[int, ...], cls: Any) -> Tensor:
-    """``x`` with dimensions of size 1 removed or inserted (squeeze, unsqueeze): always a
-    view, recorded as a ``cls`` node."""
-    out = _view_result(x, x.backend.ops.reshape(x._data, shape), "reshape")
+def _resized(x: Tensor, shape: tuple[int, ...], cls: Any,
+             drop: tuple[int, ...] = ()) -> Tensor:
+    """``x`` with dimensions of size 1 removed (``drop``, with the backend's squeeze kernel)
+    or inserted (squeeze, unsqueeze): always a view, recorded as a ``cls`` node."""
+    ops = x.backend.ops
+    data = ops.squeeze(x._data, drop) if drop else ops.reshape(x._data, shape)
+    out = _view_result(x, data, "reshape", shape)
     if _grad.enabled and x._requires_grad and x._vc is not INFERENCE:
         record(cls, out, (x,), (), (), tuple(x._data.shape))
     return out
@@ -270,6 +273,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
         raise TypeError(f"squeeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
     if dim is None:
+        axes = {i for i, n in enumerate(shape) if n == 1}
         new = tuple(n for n in shape if n != 1)
         cls = SqueezeBackward0
     else:
@@ -284,7 +288,8 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
             axes.add(a)
         new = tuple(n for i, n in enumerate(shape) if not (i in axes and n == 1))
         cls = SqueezeBackward2 if many else SqueezeBackward1
-    return _resized(x, new, cls)
+    drop = tuple(sorted(i for i in axes if i < len(shape) and shape[i] == 1))
+    return _resized(x, new, cls, drop)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
