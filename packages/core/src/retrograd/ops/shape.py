@@ -272,14 +272,14 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"squeeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
+    axes: set[int] = set()
     if dim is None:
-        axes = {i for i, n in enumerate(shape) if n == 1}
+        axes.update(i for i, n in enumerate(shape) if n == 1)
         new = tuple(n for n in shape if n != 1)
         cls = SqueezeBackward0
     else:
         many = isinstance(dim, (tuple, list))
         dims = tuple(dim) if many else (dim,)
-        axes: set[int] = set()
         for d in dims:
             a = wrap_dim("squeeze", d, len(shape))
             if a in axes:
