@@ -1,7 +1,7 @@
 """Every workflow of the retrograd monorepo.
 
     nox -s tests         pytest over every package present (quick reliability included)
-    nox -s conformance   the main job: every available backend against the documents and PyTorch
+    nox -s conformance   the main job: every available backend against PyTorch (docs/conformance.md)
     nox -s lint          ruff over the tree, mypy on the core
     nox -s bench         the benchmark suite (tools/bench); ``-- --quick`` only checks it runs
     nox -s stress        the full-size reliability suite

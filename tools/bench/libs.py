@@ -1,6 +1,6 @@
 """Adapters that give the workloads one PyTorch-shaped surface over torch and retrograd.
 
-retrograd follows PyTorch's API (SPEC section 2), so a workload is written once against an
+retrograd follows PyTorch's API (docs/api.md), so a workload is written once against an
 adapter and run on both libraries: the two sides then execute the very same user program, and
 a ratio between them measures the libraries, not two differently written benchmarks. The
 hand-written NumPy floor has no autograd and is written separately in each workload module.

@@ -113,7 +113,7 @@ def judge_case(case: Case, dtype: str, subject: str, outcome: dict[str, Any] | R
     return Result("documents", f"{case.id}[{dtype}]", subject, verdict, "; ".join(problems),
                   details={"case": case.id, "dtype": dtype, "title": case.title,
                            "sources": [str(s) for s in case.sources], "rows": rows,
-                           "spec_row": case.spec_row, "note": case.note})
+                           "summary": case.summary, "note": case.note})
 
 
 def document_results(subjects: list[Subject], oracles: list[Subject],

@@ -1,6 +1,6 @@
 """Cases as data: an id, where it comes from, a program against the adapter, the expectations.
 
-:data:`DOCUMENT_CASES` replays the examples of the design documents (SPEC §4);
+:data:`DOCUMENT_CASES` replays the worked examples of docs/conformance.md;
 :data:`SEMANTICS_CASES` the autograd corners PyTorch users rely on (hooks, grad modes, custom
 Functions, in-place, seeds, type promotion, warnings); :data:`FUSION_FAMILY`
 (:mod:`.fusion`) reaches the kernels those leave alone -- the fused Linear+activation backward

@@ -45,7 +45,7 @@ class Case:
     sources: tuple[Source, ...]
     program: Callable[[Any], dict[str, Any]]
     expected: dict[str, Any] = field(default_factory=dict)
-    spec_row: str = ""
+    summary: str = ""
     note: str = ""
     dtypes: tuple[str, ...] = ("float32", "float64")
 
