@@ -262,7 +262,7 @@ def print_report(report: Report, console: Console, *, verbose: bool = False) -> 
     _print_semantics(report, console, verbose)
     _print_opdb(report, console, verbose)
     _print_programs(report, console)
-    _print_coverage(report, console)
+    _print_coverage(report, console, verbose)
     _print_failures(report, console)
     s = report.summary()
     flaky = (f", {s['nondeterministic']} of them nondeterministic (*)"
@@ -401,7 +401,7 @@ def _print_programs(report: Report, console: Console) -> None:
     console.print(t)
 
 
-def _print_coverage(report: Report, console: Console) -> None:
+def _print_coverage(report: Report, console: Console, verbose: bool) -> None:
     cov = [r for r in report.results if r.suite == "coverage"]
     if not cov:
         return
@@ -412,6 +412,9 @@ def _print_coverage(report: Report, console: Console) -> None:
     for r in cov:
         t.add_row(escape(r.subject), _v(r.verdict), escape(r.message))
     console.print(t)
+    from .coverage import print_coverage
+
+    print_coverage(cov, console, verbose=verbose)  # per kernel: calls, sizes, dtypes, layouts
 
 
 def _print_failures(report: Report, console: Console) -> None:

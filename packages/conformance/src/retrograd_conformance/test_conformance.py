@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrograd_conformance.cases import DOCUMENT_CASES, SEMANTICS_CASES
+from retrograd_conformance.cases import DOCUMENT_CASES, FUSION_FAMILY, SEMANTICS_CASES
 from retrograd_conformance.opdb import OPS
 from retrograd_conformance.programs.check import check_programs
 from retrograd_conformance.runner import (
@@ -45,7 +45,7 @@ def test_document(conformance_subject, conformance_oracle, case, dtype):
                                      f"{result.message}"
 
 
-_SEMANTICS = [(c, d) for c in SEMANTICS_CASES for d in c.dtypes]
+_SEMANTICS = [(c, d) for c in (*SEMANTICS_CASES, *FUSION_FAMILY) for d in c.dtypes]
 _semantics_reference: dict[tuple[str, str, str], object] = {}
 
 
