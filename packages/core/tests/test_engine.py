@@ -1,4 +1,4 @@
-"""One test (at least) per engine rule E1-E15 of SPEC §3."""
+"""One test (at least) per engine rule E1-E15 of docs/semantics.md."""
 
 import sys
 import threading
