@@ -1,6 +1,7 @@
 """Small pieces of PyTorch's API that PyTorch-written programs call, against PyTorch:
 ``autograd.graph.increment_version``, ``is_inference``, a custom Function's node class
-(``<Name>Backward``), ``t == None`` and the dtype aliases (``double``, ``long`` ...)."""
+(``<Name>Backward``), ``t == None``, the dtype aliases (``double``, ``long`` ...) and the
+``grad_fn`` a stale view's repr shows."""
 
 from __future__ import annotations
 
@@ -62,7 +63,24 @@ def dtype_aliases(lib):
             for d in (lib.double, lib.float, lib.half, lib.long, lib.int)]
 
 
+def repr_of_a_refused_view(lib):
+    a = lib.ones(1, requires_grad=True)
+    with lib.no_grad():
+        b = a[:]
+        b *= 2
+    return repr(b)
+
+
+def repr_of_a_stale_view(lib):
+    a = lib.ones(2, requires_grad=True) * 1
+    v = a[:1]
+    a.mul_(2)
+    return repr(v)
+
+
 PROGRAMS = {
+    "repr_of_a_refused_view": (repr_of_a_refused_view, None),
+    "repr_of_a_stale_view": (repr_of_a_stale_view, None),
     "function_node_class": (function_node_class, None),
     "compared_with_none": (compared_with_none, None),
     "dtype_aliases": (dtype_aliases, None),

@@ -164,6 +164,25 @@ def test_mark_dirty_view_of_a_tensor_made_in_forward_is_refused():
     check(prog, phrase="ctx.mark_dirty() received a tensor that was not an input")
 
 
+def test_view_returned_under_no_grad_is_a_no_grad_view():
+    def prog(L, log):
+        class Alias(L.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x[:]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        inp = x2(L)
+        with L.no_grad():
+            out = Alias.apply(inp)
+        out.zero_()
+
+    check(prog, phrase="A view was created in no_grad mode and is being modified inplace")
+
+
 def test_mark_dirty_view_of_leaf_is_refused():
     def prog(L, log):
         x = x2(L)

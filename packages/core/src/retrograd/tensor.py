@@ -582,8 +582,15 @@ class Tensor:
             extras.append(f"device='{self.device}'")
         if self.dtype.name not in ("float32", "int64", "bool"):
             extras.append(f"dtype={self.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        fn: Any = self.grad_fn
+        if self._base is not None and self._extra is not None:
+            try:  # a stale view is shown with its history taken again, as PyTorch prints it
+                self._fresh()
+                fn = self.grad_fn
+            except RetrogradError:  # one PyTorch refuses to take again
+                fn = "Invalid"
+        if fn is not None:
+            extras.append(f"grad_fn=<{fn if isinstance(fn, str) else fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"

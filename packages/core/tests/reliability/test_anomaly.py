@@ -150,3 +150,32 @@ def test_anomaly_lets_an_infinite_gradient_through(op):
         return x.grad
 
     same(program)
+
+
+def test_a_node_made_outside_anomaly_mode_says_so_as_pytorch():
+    """Anomaly mode on only for the backward: PyTorch's words for the missing forward trace,
+    in the warning and in the NaN error."""
+    from torch_parity import same
+
+    def program(lib):
+        class MyFunc(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * float("nan")
+
+        y = MyFunc.apply(lib.ones(2, requires_grad=True))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autograd.detect_anomaly():
+                try:
+                    y.sum().backward()
+                except RuntimeError as exc:
+                    error = str(exc).splitlines()[0]
+        said = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+        return error, ["No forward pass information available" in m for m in said]
+
+    same(program)

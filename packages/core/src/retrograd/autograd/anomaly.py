@@ -85,19 +85,26 @@ def check_outputs(node: Any, outs: Any) -> None:
         be = getattr(node, "_backend", None) or backend_of(a)
         # NaN only, as PyTorch: an infinite gradient (sqrt at 0) is a value, not an anomaly
         if be.ops.any_nonfinite(a) and bool(be.xp.any(be.ops.isnan(a))):
-            where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
+            where = (node._meta or {}).get("traceback_")
             raise RetrogradError(
-                f"Function '{node.name()}' returned nan values in its {i}th output.\n"
-                f"The forward op that created {node.name()} was called at:\n{where}"
+                f"Function '{node.name()}' returned nan values in its {i}th output."
+                + (f"\nThe forward op that created {node.name()} was called at:\n{where}"
+                   if where is not None else "")
             )
+
+
+# PyTorch's words for a node made while anomaly mode was off (no forward trace recorded)
+_NO_FORWARD = ("No forward pass information available. Enable detect anomaly during forward "
+               "pass for more information.")
 
 
 def warn_error_in(node: Any) -> None:
     """Anomaly mode's warning when a node's backward raised: the node and the forward call
     that created it (PyTorch warns this, then lets the error through)."""
-    where = (node._meta or {}).get("traceback_", "(forward call site not recorded)")
-    msg = f"Error detected in {node.name()}. Traceback of forward call that caused the " \
-          f"error:\n{where}"
+    where = (node._meta or {}).get("traceback_")
+    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+           f"error:\n{where}" if where is not None
+           else f"Error detected in {node.name()}. {_NO_FORWARD}")
     try:
         warnings.warn(msg, UserWarning, stacklevel=2)
     except Warning:
