@@ -183,6 +183,23 @@ def test_view_returned_under_no_grad_is_a_no_grad_view():
     check(prog, phrase="A view was created in no_grad mode and is being modified inplace")
 
 
+def test_view_of_an_input_not_requiring_grad_is_a_custom_function_view():
+    def prog(L, log):
+        class MyFn(L.Function):
+            @staticmethod
+            def forward(ctx, inp):
+                return inp.view_as(inp)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        view_a = MyFn.apply(x2(L).detach())
+        view_a += x2(L)
+
+    check(prog, phrase="This view was created inside a custom Function")
+
+
 def test_mark_dirty_view_of_leaf_is_refused():
     def prog(L, log):
         x = x2(L)

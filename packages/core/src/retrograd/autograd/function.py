@@ -731,9 +731,9 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
             o.grad_fn = ctx
             o._output_nr = i
             o._requires_grad = True
-        # (not recorded -- under no_grad -- a view keeps how forward made it, as PyTorch)
+        # (under no_grad a view keeps how forward made it, as PyTorch)
         if o._base is not None and not (is_input and is_mod) and (is_diff or (
-                record and o._extra is not None and o._extra.view_creation is not None)):
+                _grad.enabled and o._extra is not None and o._extra.view_creation is not None)):
             ex = o._x()
             msg = _MULTI_VIEW if num_diff > 1 else _CUSTOM_VIEW
             ex.view_creation = "custom_function: " + msg.format(nr=i, name=cls.__name__)
