@@ -67,3 +67,76 @@ def test_reproducer_is_runnable(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "verdict: agree" in done.stdout
+
+
+# ---- template kinds ----------------------------------------------------------------------------
+
+
+def test_axis_kinds_are_only_emitted_on_operands_of_rank_two_or_more(monkeypatch):
+    """transpose, permute, T (and matmul's x @ x.transpose(-1, -2)) never meet a 0-d or 1-d
+    operand: the shape template draws only among the kinds its operand admits."""
+    from retrograd_conformance.programs.builder import AXIS_KINDS, Builder
+    from retrograd_conformance.programs.strategy import kind_programs
+
+    ranks: list[tuple[str, int]] = []
+    orig = Builder.tag
+
+    def tag(self, template, kind, a):
+        out = orig(self, template, kind, a)
+        ranks.append(self._pending)
+        return out
+
+    monkeypatch.setattr(Builder, "tag", tag)
+    seen: Counter = Counter()
+    for p in _sources(300, 4):
+        seen.update(p.kinds)
+    kind_programs()
+    drawn = [(k, r) for k, r in ranks if k in AXIS_KINDS]
+    assert drawn, "no axis kind was drawn"
+    assert all(r >= 2 for _, r in drawn), [d for d in drawn if d[1] < 2]
+    assert all(r == 2 for k, r in drawn if k == "shape/T")
+    assert seen["shape/permute"] and seen["shape/transpose"], seen
+
+
+def test_a_run_reports_how_often_each_kind_appeared():
+    from retrograd_conformance.programs.builder import ALL_KINDS
+
+    report = check_programs("retrograd:cpu", count=120, seed_value=3)
+    assert report.ok, report.failure and report.failure.reason
+    counts = report.kind_counts
+    assert list(counts) == list(ALL_KINDS)
+    assert all(v >= 1 for v in counts.values()), [k for k, v in counts.items() if not v]
+    assert report.kind_programs == len(ALL_KINDS)  # one program per kind closes the run
+    assert not report.unseen_kinds and report.coverage_failure is None
+
+
+def test_the_default_run_generates_every_kind_by_itself():
+    """Without the one-per-kind programs: the default seed's 500 programs reach every kind
+    (shape/T and shape/transpose used to never appear)."""
+    from retrograd_conformance.programs.builder import ALL_KINDS
+    from retrograd_conformance.programs.check import DEFAULT_SEED
+
+    kinds: Counter = Counter()
+    for p in _sources(500, DEFAULT_SEED):
+        kinds.update(p.kinds)
+    assert [k for k in ALL_KINDS if not kinds[k]] == []
+
+
+def test_a_kind_the_generator_cannot_produce_fails_the_run(monkeypatch):
+    from retrograd_conformance.programs import builder
+
+    original = builder._shape_applies
+    monkeypatch.setattr(builder, "_shape_applies",
+                        lambda kind, a: kind != "T" and original(kind, a))
+    report = check_programs("retrograd:cpu", count=120, seed_value=3, oracle=None)
+    assert report.failure is None and report.crash is None
+    assert report.unseen_kinds == ["shape/T"]
+    assert not report.ok
+    assert "shape/T" in report.coverage_failure and "120 generated programs" in \
+        report.coverage_failure
+
+
+def test_a_short_run_only_reports_kinds():
+    report = check_programs("retrograd:cpu", count=10, seed_value=3, oracle=None)
+    assert report.kind_programs == 0 and not report.unseen_kinds and report.ok
+    assert sum(report.kinds.values()) > 0

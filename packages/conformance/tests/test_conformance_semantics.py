@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from retrograd_conformance.cases import SEMANTICS_CASES, SemanticsCase
+from retrograd_conformance.cases import FUSION_FAMILY, SEMANTICS_CASES, SemanticsCase
 from retrograd_conformance.cases.semantics import SEMANTICS_BY_ID
 from retrograd_conformance.cli import SUITES, main
 from retrograd_conformance.compare import Tolerance, Typed, compare
@@ -230,6 +230,6 @@ def test_pytest_items_exist_per_case_and_dtype(tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     items = [line for line in out.splitlines() if "test_semantics[" in line]
-    assert len(items) == sum(len(c.dtypes) for c in SEMANTICS_CASES)
+    assert len(items) == sum(len(c.dtypes) for c in (*SEMANTICS_CASES, *FUSION_FAMILY))
     assert any(line.endswith("test_semantics[cpu-hook-chain-float32]") for line in items), \
         items[:3]

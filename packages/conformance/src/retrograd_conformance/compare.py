@@ -12,6 +12,7 @@ orders, dtype names) compare exactly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,14 @@ class Typed:
 
 @dataclass(frozen=True)
 class Tolerance:
+    """``|actual - expected| <= atol * max(floor, max|expected|) + rtol * |expected|``.
+
+    The default ``floor`` of 1 makes ``atol`` absolute for small results; the sweeps' relative
+    tolerances use ``floor=0`` (a softmax of 10^5 entries is all below 1e-4)."""
+
     rtol: float
     atol: float
+    floor: float = 1.0
 
 
 # Document cases: small exact numbers.
@@ -44,6 +51,64 @@ DOCUMENT_TOL = {"float32": Tolerance(1e-5, 1e-6), "float64": Tolerance(1e-10, 1e
 ORACLE_TOL = {"float32": Tolerance(2e-4, 2e-5), "float64": Tolerance(1e-7, 1e-9)}
 # Generated programs: deeper compositions, float32 rounding compounds.
 PROGRAM_TOL = {"float32": Tolerance(2e-3, 5e-4), "float64": Tolerance(1e-7, 1e-9)}
+
+EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
+
+
+def size_tolerance(dtype: str, n: int) -> Tolerance:
+    """The tolerance of a result that sums ``n`` terms, against a float64 reference computed
+    from the same (``dtype``-exact) inputs.
+
+    A sum of ``n`` float32 terms accurate as PyTorch's (a cascade of short partial sums, or a
+    pairwise tree) is off by a few units of ``eps * log2(n)`` relative to the sum of the
+    terms' magnitudes; one that adds the terms one after another into one float32 accumulator
+    is off by up to ``eps * n`` (at 10^5 terms of about 1 + 2^-10 it loses 6.5e-4 of the sum;
+    past 2^24 terms of about 1 it stops growing). So ``rtol = eps * (16 + 4 log2 n)``, and the
+    same bound, four times over, relative to the largest entry (``floor=0``) for entries that
+    cancel (a softmax backward's ``g - sum(g * y)``)."""
+    r = EPS[dtype] * (16 + 4 * math.log2(max(n, 2)))
+    if dtype == "float64":
+        r *= 2  # the float64 reference has rounding errors of its own
+    return Tolerance(r, 4 * r, 0.0)
+
+
+def ulp_tolerance(dtype: str, ulps: int = 8) -> Tolerance:
+    """A few units in the last place of ``dtype``: for results both libraries compute in the
+    same dtype (the promotion samples)."""
+    r = ulps * EPS[dtype]
+    return Tolerance(r, r, 0.0)
+
+
+def strip_types(value: Any) -> Any:
+    """``value`` with every :class:`Typed` replaced by its array (lists kept)."""
+    if isinstance(value, Typed):
+        return value.array
+    if isinstance(value, list):
+        return [strip_types(v) for v in value]
+    return value
+
+
+def compare_types(expected: Any, actual: Any) -> str | None:
+    """None when every tensor in ``actual`` has the dtype and shape of its counterpart in
+    ``expected`` (both normalized with ``typed=True``); else a one-line reason. Values are
+    not compared."""
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return f"expected {len(expected)} results, got {len(actual)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            reason = compare_types(e, a)
+            if reason:
+                return f"[{i}]: {reason}"
+        return None
+    if isinstance(expected, Typed) and isinstance(actual, Typed):
+        if expected.dtype != actual.dtype:
+            return f"dtype: expected {expected.dtype}, got {actual.dtype}"
+        if expected.array.shape != actual.array.shape:
+            return f"shape: expected {expected.array.shape}, got {actual.array.shape}"
+        return None
+    if isinstance(expected, Typed) and actual is not None and not isinstance(actual, Raised):
+        return f"expected a {expected.dtype} tensor, got {fmt(actual)}"
+    return None
 
 
 def fmt(value: Any, limit: int = 60) -> str:
@@ -151,17 +216,26 @@ def compare(expected: Any, actual: Any, tol: Tolerance, *, expected_is_document:
     if exp.size == 0:
         return None
     finite = np.isfinite(exp)
-    if not np.array_equal(finite, np.isfinite(act)) or not np.array_equal(exp[~finite],
-                                                                         act[~finite]):
-        return f"non-finite entries differ: expected {fmt(exp)}, got {fmt(act)}"
+    if not np.array_equal(finite, np.isfinite(act)) or not np.array_equal(
+            exp[~finite], act[~finite], equal_nan=True):
+        where = np.flatnonzero((np.isfinite(exp) != np.isfinite(act))
+                               | (~finite & (exp != act) & ~(np.isnan(exp) & np.isnan(act))))
+        at = ""
+        if where.size:
+            i = int(where[0])
+            at = (f" (first at flat index {i} of {exp.size}: expected {exp.flat[i]:.6g}, got "
+                  f"{act.flat[i]:.6g})")
+        return f"non-finite entries differ: expected {fmt(exp)}, got {fmt(act)}{at}"
     if not finite.any():
         return None
-    e, a = exp[finite], act[finite]
-    scale = max(1.0, float(np.max(np.abs(e))))
+    e = np.where(finite, exp, 0.0)
+    a = np.where(finite, act, 0.0)
+    scale = max(tol.floor, float(np.max(np.abs(e))))
     err = np.abs(a - e)
     bound = tol.atol * scale + tol.rtol * np.abs(e)
     if np.all(err <= bound):
         return None
     worst = int(np.argmax(err - bound))
-    return (f"expected {fmt(exp)}, got {fmt(act)} (max abs err {float(err.max()):.3g} at flat "
-            f"index {worst}; rtol={tol.rtol:g} atol={tol.atol:g}x{scale:.3g})")
+    return (f"expected {fmt(exp)}, got {fmt(act)} (max abs err {float(err.max()):.3g}; worst at "
+            f"flat index {worst} of {exp.size}: expected {e.flat[worst]:.9g}, got "
+            f"{a.flat[worst]:.9g}; rtol={tol.rtol:.3g} atol={tol.atol:.3g}x{scale:.3g})")

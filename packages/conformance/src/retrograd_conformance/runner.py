@@ -552,7 +552,8 @@ def program_results(subjects: list[Subject], oracle: str | None, count: int = DE
         rep = check_programs(subject.name, count=count, seed_value=seed, oracle=oracle)
         details = {"programs": rep.run, "requested": count, "seed": seed,
                    "modes": dict(rep.modes), "dtypes": dict(rep.dtypes),
-                   "features": dict(rep.features), "ops": dict(rep.ops)}
+                   "features": dict(rep.features), "ops": dict(rep.ops),
+                   "kinds": dict(rep.kind_counts), "kind_programs": rep.kind_programs}
         if rep.failure is not None:
             details["reproducer"] = rep.failure.reproducer
             details["program"] = rep.failure.program.source
@@ -562,6 +563,8 @@ def program_results(subjects: list[Subject], oracle: str | None, count: int = DE
             details["traceback"] = rep.crash
             msg = "the program runner crashed: " + rep.crash.strip().splitlines()[-1]
             verdict = "fail"
+        elif rep.coverage_failure:  # a template kind no program used: the suite's fault
+            msg, verdict = rep.coverage_failure, "fail"
         else:
             msg = f"{rep.run} programs agree with {oracle or 'no oracle'} (seed {seed})"
             verdict = "pass" if rep.run >= min(count, 1) else "fail"

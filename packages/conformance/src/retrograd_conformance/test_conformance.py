@@ -86,4 +86,6 @@ def test_generated_programs(conformance_subject, conformance_oracle, conformance
     if report.failure:
         pytest.fail(f"mismatch after {report.run} programs: {report.failure.reason}\n\n"
                     f"Shrunk program (runnable):\n{report.failure.reproducer}")
+    if report.unseen_kinds:
+        pytest.fail(report.coverage_failure)
     assert report.run >= min(count, 1)

@@ -5,6 +5,7 @@ either side, ``dim`` / ``keepdim``)."""
 from __future__ import annotations
 
 from .base import OpInfo, Sample
+from .sweeps import SWEEPS
 
 M23 = [[True, False, True], [False, True, True]]
 
@@ -46,10 +47,15 @@ def _reduction(name: str, fn_all, fn_dim) -> OpInfo:
         Sample("dim=-1,batched", ((2, 2, 3),), lambda lib, a: fn_dim(lib, a, -1, False)),
         Sample("1-d", ((4,),), lambda lib, a: fn_dim(lib, a, 0, False)),
         Sample("0-d", ((),), fn_all),
+        # partial tuples of dims: the count a mean divides by is that of the reduced axes
+        Sample("dim=(1,2) of 3-d", ((2, 3, 4),), lambda lib, a: fn_dim(lib, a, (1, 2), False)),
+        Sample("dim=(0,2),keepdim of 3-d", ((2, 3, 4),),
+               lambda lib, a: fn_dim(lib, a, (0, 2), True)),
+        Sample("dim=(-1,0) of 3-d", ((3, 2, 2),), lambda lib, a: fn_dim(lib, a, (-1, 0), False)),
     ))
 
 
-OPS: tuple[OpInfo, ...] = (
+ENTRIES: tuple[OpInfo, ...] = (
     _binary("add", lambda lib, a, b: a + b, extra=(
         Sample("tensor+scalar", ((2, 3),), lambda lib, a: a + 1.5),
         Sample("scalar+tensor", ((2, 3),), lambda lib, a: 1.5 + a),
@@ -212,6 +218,10 @@ OPS: tuple[OpInfo, ...] = (
         Sample("0-d", ((), ()), lambda lib, a, b: _f(lib).mse_loss(a, b)),
     )),
 )
+
+#: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
+#: :mod:`.sweeps`), each of which the report shows apart
+OPS: tuple[OpInfo, ...] = ENTRIES + SWEEPS
 
 OPS_BY_NAME: dict[str, OpInfo] = {}
 for _op in OPS:

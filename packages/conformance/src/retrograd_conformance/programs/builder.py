@@ -12,6 +12,12 @@ meaningful on both libraries:
 - ``bound``: a rough bound on magnitudes, so deep programs neither overflow nor lose float32.
 
 Choices come from a :class:`Chooser` (hypothesis in practice), so programs shrink.
+
+Every template draws a *kind* (``shape/permute``, ``binary/where``...; :data:`ALL_KINDS`) and
+returns None where the kind does not apply to its operand -- ``permute`` and ``transpose`` need
+a rank of at least 2, ``T`` exactly 2 --, and a program records the kinds it emitted
+(:attr:`Program.kinds`), so that a run can report how often each appeared and fail on one that
+never did (:mod:`.check`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,31 @@ from typing import Any, Protocol
 import numpy as np
 
 MAX_BOUND = 60.0
+
+# The kinds each template draws from (repeats weight a kind; the order is part of the seeded
+# generation: append, never reorder).
+SMOOTH_KINDS = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "pow2", "pow3",
+                "rpow", "scalar", "reciprocal", "method")
+KINKED_KINDS = ("relu", "relu-f", "abs", "clamp", "clamp-min")
+REDUCTION_KINDS = ("sum", "sum", "mean", "amax", "logsumexp", "softmax", "log_softmax")
+SHAPE_KINDS = ("reshape", "view", "flatten", "permute", "transpose", "T", "unsqueeze",
+               "squeeze", "expand", "index", "slice", "none", "ellipsis", "int-array", "mask")
+BINARY_KINDS = ("add", "sub", "mul", "mul", "div", "pow", "maximum", "minimum", "where")
+MATMUL_KINDS = ("pair", "self-vector", "self-transpose")
+JOIN_KINDS = ("stack", "cat")
+NN_KINDS = ("linear", "mse_loss", "cross_entropy")
+
+#: template -> the kinds it can emit
+TEMPLATE_KINDS: dict[str, tuple[str, ...]] = {
+    "unary": SMOOTH_KINDS, "kinked": KINKED_KINDS, "reduction": REDUCTION_KINDS,
+    "shape": SHAPE_KINDS, "binary": BINARY_KINDS, "matmul": MATMUL_KINDS, "join": JOIN_KINDS,
+    "nn": NN_KINDS,
+}
+#: every kind a program can contain, as ``template/kind``
+ALL_KINDS: tuple[str, ...] = tuple(dict.fromkeys(
+    f"{t}/{k}" for t, kinds in TEMPLATE_KINDS.items() for k in kinds))
+#: kinds that rearrange their operand's axes: emitted only on operands of rank >= 2
+AXIS_KINDS = ("shape/permute", "shape/transpose", "shape/T", "matmul/self-transpose")
 
 
 class Chooser(Protocol):
@@ -61,6 +92,7 @@ class Program:
     ops: tuple[str, ...]
     expects_error: bool = False
     features: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # the template kinds emitted, in order (``shape/permute``)
 
     def reproducer(self, subject: str) -> str:
         """Standalone Python that runs this program on ``subject`` and on torch and diffs them."""
@@ -105,6 +137,35 @@ class Builder:
     saved_leaves: list[tuple[str, str]] = field(default_factory=list)
     used_values: set[float] = field(default_factory=set)
     counter: int = 0
+    # the template kinds emitted, and for each the rank of its first operand
+    kinds: list[str] = field(default_factory=list)
+    kind_ranks: list[tuple[str, int]] = field(default_factory=list)
+    _pending: tuple[str, int] | None = None
+    _rotation: int | None = None
+    force: str | None = None  # a kind the next template must take where it applies
+
+    def tag(self, template: str, kind: str, a: Val) -> str:
+        """Note that the next value emitted is of ``template/kind`` applied to ``a``."""
+        self._pending = (f"{template}/{kind}", a.ndim)
+        return kind
+
+    def pick_kind(self, options: Sequence[Any]) -> Any:
+        """One of a template's kinds. hypothesis draws an index, as for any choice, but the
+        index is read in a rotation of the list that the program's own random generator
+        fixes: hypothesis reuses and mutates the choices of earlier examples, so left to
+        itself it keeps drawing the same few kinds (in 500 programs some kinds never came up);
+        rotated, every kind is about as likely in every program, and a shrunk program still
+        has as few steps as hypothesis can find."""
+        if self.force is not None and self.force in options:
+            return self.force
+        if self._rotation is None:
+            self._rotation = int(self.rng.integers(0, 2**16))
+        i = self.c.integer(0, len(options) - 1)
+        return options[(i + self._rotation) % len(options)]
+
+    def untag(self) -> None:
+        """Forget a kind noted by a template that emitted nothing."""
+        self._pending = None
 
     # ---- choices ------------------------------------------------------------------------------
     def pick(self, options: Sequence[Any]) -> Any:
@@ -145,6 +206,10 @@ class Builder:
         name = self.fresh()
         self.lines.append(f"{name} = {expr}")
         self.ops.append(op)
+        if self._pending is not None:
+            self.kinds.append(self._pending[0])
+            self.kind_ranks.append(self._pending)
+            self._pending = None
         v = Val(
             name, tuple(shape), any(s.grad for s in srcs),
             exact=any(s.exact for s in srcs) if exact is None else exact,
@@ -165,8 +230,9 @@ Template = Callable[[Builder, Val], "Val | None"]
 
 
 def _smooth_unary(b: Builder, a: Val) -> Val | None:
-    kind = b.pick(["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "pow2", "pow3",
-                   "rpow", "scalar", "reciprocal", "method"])
+    kind = b.tag("unary", b.pick_kind([k for k in SMOOTH_KINDS if not (
+        (k == "pow2" and a.bound**2 > MAX_BOUND) or (k == "pow3" and a.bound**3 > MAX_BOUND))]),
+        a)
     n = a.name
     if kind == "exp":
         return b.emit("exp", f"lib.exp(lib.tanh({n}))", a.shape, [a], bound=math.e)
@@ -207,7 +273,7 @@ def _smooth_unary(b: Builder, a: Val) -> Val | None:
 def _kinked_unary(b: Builder, a: Val) -> Val | None:
     if a.exact:
         return None
-    kind = b.pick(["relu", "relu-f", "abs", "clamp", "clamp-min"])
+    kind = b.tag("kinked", b.pick_kind(KINKED_KINDS), a)
     n = a.name
     if kind == "relu":
         return b.emit("relu", f"lib.relu({n})", a.shape, [a], exact=True)
@@ -224,7 +290,9 @@ def _kinked_unary(b: Builder, a: Val) -> Val | None:
 def _reduction(b: Builder, a: Val) -> Val | None:
     if a.ndim == 0:
         return None
-    kind = b.pick(["sum", "sum", "mean", "amax", "logsumexp", "softmax", "log_softmax"])
+    kind = b.tag("reduction", b.pick_kind([k for k in REDUCTION_KINDS if not (
+        (k == "amax" and a.exact) or (k in ("logsumexp", "softmax", "log_softmax")
+                                      and a.bound > 20))]), a)
     d = b.c.integer(-a.ndim, a.ndim - 1)
     keep = b.flip()
     reduced = list(a.shape)
@@ -258,10 +326,28 @@ def _reduction(b: Builder, a: Val) -> Val | None:
                   bound=1.0 if kind == "softmax" else 2 * a.bound + 3)
 
 
+def _shape_applies(kind: str, a: Val) -> bool:
+    """Whether shape kind ``kind`` can be applied to ``a``."""
+    if kind == "view":
+        return a.contiguous
+    if kind in ("permute", "transpose"):
+        return a.ndim >= 2
+    if kind == "T":
+        return a.ndim == 2
+    if kind == "expand":
+        return a.ndim <= 2
+    if kind in ("index", "ellipsis", "int-array"):
+        return a.ndim >= 1
+    if kind == "slice":
+        return a.ndim >= 1 and a.shape[0] >= 2
+    if kind == "mask":
+        return a.ndim >= 1 and a.numel <= 24
+    return True
+
+
 def _shape_op(b: Builder, a: Val) -> Val | None:
-    kind = b.pick(["reshape", "view", "flatten", "permute", "transpose", "T", "unsqueeze",
-                   "squeeze", "expand", "index", "slice", "none", "ellipsis", "int-array",
-                   "mask"])
+    # only the kinds that apply to ``a``: axis rearrangements only on rank >= 2 (T on rank 2)
+    kind = b.tag("shape", b.pick_kind([k for k in SHAPE_KINDS if _shape_applies(k, a)]), a)
     n, s = a.name, a.shape
     if kind == "reshape":
         if a.numel % 2 or a.ndim == 0:
@@ -298,11 +384,14 @@ def _shape_op(b: Builder, a: Val) -> Val | None:
         return b.emit("unsqueeze", form, new, [a], contiguous=a.contiguous)
     if kind == "squeeze":
         ones = [i for i, k in enumerate(s) if k == 1]
-        if not ones:
-            return None
-        d = b.pick(ones)
+        if not ones:  # a size-1 axis made for the purpose: unsqueeze(d), then squeeze(d)
+            d = b.c.integer(0, a.ndim)
+            n = f"{n}.unsqueeze({d})"
+        else:
+            d = b.pick(ones)
+            s = s[:d] + s[d + 1:]
         form = b.pick([f"{n}.squeeze({d})", f"lib.squeeze({n}, {d})"])
-        return b.emit("squeeze", form, s[:d] + s[d + 1 :], [a], contiguous=a.contiguous)
+        return b.emit("squeeze", form, s, [a], contiguous=a.contiguous)
     if kind == "expand":
         if a.ndim > 2:
             return None
@@ -361,7 +450,7 @@ def _binary(b: Builder, a: Val) -> Val | None:
         b.features.add("repeated-operand")
     if shape not in (a.shape, other.shape) or a.shape != other.shape:
         b.features.add("broadcasting")
-    kind = b.pick(["add", "sub", "mul", "mul", "div", "pow", "maximum", "minimum", "where"])
+    kind = b.tag("binary", b.pick_kind(BINARY_KINDS), a)
     x, y = a.name, other.name
     if kind == "add":
         return b.emit("add", f"{x} + {y}", shape, [a, other], bound=a.bound + other.bound,
@@ -413,9 +502,12 @@ def _matmul(b: Builder, a: Val) -> Val | None:
     if cands and b.c.integer(0, 2) > 0:
         other = b.pick(cands)
         left, right = a, other
+        b.tag("matmul", "pair", a)
     elif a.ndim == 1:
         left, right = a, a
+        b.tag("matmul", "self-vector", a)
     else:
+        b.tag("matmul", "self-transpose", a)
         name = a.name
         expr = b.pick([f"{name} @ {name}.transpose(-1, -2)", f"{name}.transpose(-1, -2) @ {name}"])
         new = s[:-1] + (s[-2],) if expr.startswith(f"{name} @") else s[:-2] + (s[-1], s[-1])
@@ -437,6 +529,7 @@ def _matmul(b: Builder, a: Val) -> Val | None:
 
 def _join(b: Builder, a: Val) -> Val | None:
     if b.flip():
+        b.tag("join", "stack", a)
         cands = _partners(b, a, lambda v: v.shape == a.shape)
         other = b.pick(cands)
         d = b.c.integer(0, a.ndim)
@@ -446,6 +539,7 @@ def _join(b: Builder, a: Val) -> Val | None:
         return b.emit("stack", form, new, [a, other], bound=max(a.bound, other.bound))
     if a.ndim == 0:
         return None
+    b.tag("join", "cat", a)
     cands = _partners(b, a, lambda v: v.ndim == a.ndim and v.shape[1:] == a.shape[1:])
     other = b.pick(cands)
     new = (a.shape[0] + other.shape[0],) + a.shape[1:]
@@ -453,8 +547,19 @@ def _join(b: Builder, a: Val) -> Val | None:
                   bound=max(a.bound, other.bound))
 
 
+def _nn_applies(b: Builder, kind: str, a: Val) -> bool:
+    if kind == "linear":
+        return a.ndim in (1, 2) and a.bound <= 10
+    if kind == "mse_loss":
+        return any(v.shape == a.shape and v is not a for v in b.vals)
+    return a.ndim == 2 and a.bound <= 20
+
+
 def _nn(b: Builder, a: Val) -> Val | None:
-    kind = b.pick(["linear", "mse_loss", "cross_entropy"])
+    options = [k for k in NN_KINDS if _nn_applies(b, k, a)]
+    if not options:
+        return None
+    kind = b.tag("nn", b.pick_kind(options), a)
     F = "lib.nn.functional"
     if kind == "linear":
         if a.ndim not in (1, 2) or a.bound > 10:
@@ -489,13 +594,21 @@ def _nn(b: Builder, a: Val) -> Val | None:
                   f"reduction={reduction!r})", shape, [a], bound=2 * a.bound + 3)
 
 
+#: template name (as in the kinds) -> template
+TEMPLATE_BY_NAME: dict[str, Template] = {}
+
 TEMPLATES: tuple[tuple[Template, int], ...] = (
     (_smooth_unary, 5),
     (_kinked_unary, 2),
     (_binary, 6),
     (_reduction, 3),
-    (_shape_op, 4),
+    (_shape_op, 6),
     (_matmul, 2),
     (_join, 1),
-    (_nn, 1),
+    (_nn, 2),
 )
+
+TEMPLATE_BY_NAME.update({
+    "unary": _smooth_unary, "kinked": _kinked_unary, "reduction": _reduction,
+    "shape": _shape_op, "binary": _binary, "matmul": _matmul, "join": _join, "nn": _nn,
+})

@@ -5,6 +5,13 @@ results are compared name by name with :data:`~retrograd_conformance.compare.PRO
 by error kind when the program (expectedly or not) raises. hypothesis runs with a fixed seed,
 no database and no deadline, so a run is reproducible; on a mismatch it shrinks the program and
 the report carries the shrunk source as a runnable reproducer.
+
+A run also counts the template kinds its programs emitted (``shape/permute``,
+``binary/where``...: :data:`~.builder.ALL_KINDS`). hypothesis draws its choices from earlier
+examples, so a kind can be rare in any one run; a run of at least :data:`KIND_COVERAGE_MIN`
+programs therefore ends, when they all agreed, with one program per kind
+(:func:`~.strategy.kind_program`, deterministic), and fails if a kind still never appeared
+(``unseen_kinds``): the generator can no longer produce it.
 """
 
 from __future__ import annotations
@@ -20,11 +27,14 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from ..adapter import Lib, make_lib, normalize
 from ..compare import PROGRAM_TOL, compare, fmt
 from ..errors import Raised
-from .builder import Program
-from .strategy import MODES, programs
+from .builder import ALL_KINDS, Program
+from .strategy import MODES, kind_program, programs
 
 DEFAULT_SEED = 20240501
 DEFAULT_COUNT = 500
+#: programs a run needs before it adds the one-per-kind programs and fails on a template kind
+#: that never appeared (a short run -- ``--fuzz 20`` -- only reports the counts)
+KIND_COVERAGE_MIN = 100
 
 
 def run_program(source: str, lib: Lib) -> dict[str, Any] | Raised:
@@ -83,12 +93,30 @@ class ProgramReport:
     ops: Counter = field(default_factory=Counter)
     features: Counter = field(default_factory=Counter)
     dtypes: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)
+    kind_programs: int = 0  # the one-per-kind programs run after the generated ones
+    unseen_kinds: list[str] = field(default_factory=list)
     failure: ProgramFailure | None = None
     crash: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.failure is None and self.crash is None
+        return self.failure is None and self.crash is None and not self.unseen_kinds
+
+    @property
+    def kind_counts(self) -> dict[str, int]:
+        """How often each template kind appeared, every kind listed (0 for one that did
+        not)."""
+        return {k: self.kinds.get(k, 0) for k in ALL_KINDS}
+
+    @property
+    def coverage_failure(self) -> str | None:
+        """Why the run fails for its coverage (a kind that never appeared), or None."""
+        if not self.unseen_kinds:
+            return None
+        return (f"{len(self.unseen_kinds)} template kind(s) never appeared in {self.run} "
+                f"generated programs (seed {self.seed}): {', '.join(self.unseen_kinds)}; the "
+                "generator no longer reaches them")
 
 
 class _Mismatch(AssertionError):
@@ -118,6 +146,7 @@ def check_programs(subject: str, *, count: int = DEFAULT_COUNT, seed_value: int 
             report.dtypes[program.dtype] += 1
             report.ops.update(set(program.ops))
             report.features.update(program.features)
+            report.kinds.update(program.kinds)
         reason = compare_program(program, subject, oracle)
         if reason is not None:
             shrinking[0] = True
@@ -129,8 +158,32 @@ def check_programs(subject: str, *, count: int = DEFAULT_COUNT, seed_value: int 
         report.failure = ProgramFailure(exc.program, exc.reason, exc.program.reproducer(subject))
     except Exception:  # noqa: BLE001 - anything else is reported, never swallowed as a pass
         report.crash = traceback.format_exc()
+    if report.failure is None and report.crash is None and report.run >= KIND_COVERAGE_MIN:
+        _cover_kinds(report, subject, oracle, modes)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _cover_kinds(report: ProgramReport, subject: str, oracle: str | None,
+                 modes: tuple[str, ...]) -> None:
+    """One program per template kind, compared like the generated ones (not shrunk: each is
+    a few lines); then the kinds that never appeared."""
+    for kind in ALL_KINDS:
+        program = kind_program(kind, modes)
+        if program is None:
+            continue
+        report.kind_programs += 1
+        report.kinds.update(program.kinds)
+        try:
+            reason = compare_program(program, subject, oracle)
+        except Exception:  # noqa: BLE001 - reported, never swallowed as a pass
+            report.crash = traceback.format_exc()
+            return
+        if reason is not None:
+            report.failure = ProgramFailure(program, f"[the {kind} program] {reason}",
+                                            program.reproducer(subject))
+            return
+    report.unseen_kinds = [k for k in ALL_KINDS if not report.kinds.get(k)]
 
 
 def run_program_source(program: Any, subject: str, dtype: str, verbose: bool = True) -> bool:

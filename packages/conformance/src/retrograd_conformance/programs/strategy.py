@@ -6,15 +6,26 @@ failing program shrinks towards few leaves, few steps, smooth ops and a plain ``
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from .builder import TEMPLATES, Builder, Program, Val, _lit
+from .builder import ALL_KINDS, TEMPLATE_BY_NAME, TEMPLATES, Builder, Program, Val, _lit
 
 BASE_SHAPES: tuple[tuple[int, ...], ...] = ((3,), (2, 3), (3, 2), (2, 2, 3), ())
 MODES = ("backward", "backward-seed", "multi-root", "grad", "create-graph", "inplace")
+
+
+class RandomChooser:
+    """Choices from a NumPy generator (the kind-coverage programs, outside hypothesis)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return lo if lo >= hi else int(self.rng.integers(lo, hi + 1))
 
 
 class DrawChooser:
@@ -64,8 +75,9 @@ def programs(draw: Any, max_steps: int = 8, modes: tuple[str, ...] = MODES) -> P
     retained: list[str] = []
     for _ in range(c.integer(1, max_steps)):
         for _attempt in range(8):
-            template = WEIGHTED[c.integer(0, len(WEIGHTED) - 1)]
+            template = b.pick_kind(WEIGHTED)
             a = b.vals[-1 - c.integer(0, len(b.vals) - 1)]
+            b.untag()
             v = template(b, a)
             if v is not None:
                 break
@@ -78,14 +90,52 @@ def programs(draw: Any, max_steps: int = 8, modes: tuple[str, ...] = MODES) -> P
     return _finish(b, c, retained, modes)
 
 
-def _finish(b: Builder, c: DrawChooser, retained: list[str], modes: tuple[str, ...]) -> Program:
+def kind_program(kind: str, modes: tuple[str, ...] = MODES, attempts: int = 64
+                 ) -> Program | None:
+    """A program with one step of ``kind`` (``shape/permute``): leaves, up to two random
+    steps, then the template of ``kind`` forced to it, then a random way to differentiate.
+    Deterministic (seeded by the kind); None when no attempt could apply the kind -- the
+    generator can no longer produce it."""
+    template_name = kind.split("/", 1)[0]
+    wanted = kind.split("/", 1)[1]
+    template = TEMPLATE_BY_NAME[template_name]
+    for attempt in range(attempts):
+        rng = np.random.default_rng(zlib.crc32(f"{kind}/{attempt}".encode()))
+        c = RandomChooser(rng)
+        b = Builder(c, ("float64", "float32")[attempt % 2], rng)
+        base = BASE_SHAPES[c.integer(0, len(BASE_SHAPES) - 1)]
+        for i in range(c.integer(1, 3)):
+            b.leaf(_variant(b, base), requires_grad=(i == 0 or b.flip()))
+        for _ in range(c.integer(0, 2)):
+            b.untag()
+            TEMPLATES[c.integer(0, len(TEMPLATES) - 1)][0](b, b.vals[-1])
+        b.untag()
+        b.force = wanted
+        operands = [v for v in b.vals if v.grad] or b.vals
+        v = template(b, operands[-1 - c.integer(0, len(operands) - 1)])
+        b.force = None
+        if v is None or not v.grad or kind not in b.kinds:
+            continue
+        return _finish(b, c, [], modes, root=v)
+    return None
+
+
+def kind_programs(modes: tuple[str, ...] = MODES) -> dict[str, Program | None]:
+    """:func:`kind_program` of every kind."""
+    return {kind: kind_program(kind, modes) for kind in ALL_KINDS}
+
+
+def _finish(b: Builder, c: Any, retained: list[str], modes: tuple[str, ...],
+            root: Val | None = None) -> Program:
+    b.untag()
     interior = [v for v in b.vals if v.grad and not v.leaf]
     grad_leaves = [v for v in b.vals if v.leaf and v.grad]
     if not interior:
         modes = ("backward", "backward-seed")
     mode = modes[c.integer(0, len(modes) - 1)]
     pool = interior or grad_leaves
-    root = pool[-1 - c.integer(0, len(pool) - 1)]
+    if root is None or root not in pool:
+        root = pool[-1 - c.integer(0, len(pool) - 1)]
     out: list[tuple[str, str]] = []
     lines = b.lines
     expects_error = False
@@ -163,4 +213,4 @@ def _finish(b: Builder, c: DrawChooser, retained: list[str], modes: tuple[str, .
     body += [f"        {key!r}: {expr}," for key, expr in out]
     body.append("    }")
     return Program("\n".join(body) + "\n", b.dtype, mode, tuple(b.ops), expects_error,
-                   tuple(sorted(b.features)))
+                   tuple(sorted(b.features)), tuple(b.kinds))

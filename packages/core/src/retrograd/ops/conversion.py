@@ -33,21 +33,55 @@ class ToCopyBackward(Node):
         src_be = self._src_backend
         if g is None:
             return (None,)
-        host = None
+        host, g_be = g, None
         for be in _all_backends():
             if isinstance(g, be.array_type):
-                host = be.to_numpy(g)
+                host, g_be = be.to_numpy(g), be
                 break
-        if host is None:
-            host = g
         with src_be.use_device(self._src_device.index):
-            return (src_be.asarray(host, self._src_dtype),)
+            out = src_be.asarray(host, self._src_dtype)
+            # the gradient sent on is the source's own array, never an alias of the incoming
+            # one (which the caller may own: a seed, or a gradient a hook kept)
+            if g_be is not None and may_share(src_be, out, g_be, g):
+                out = src_be.ops.copy(out)
+        return (out,)
 
     def apply_for_graph(self, grad_outputs: Any) -> tuple[Any]:
         return (to(grad_outputs[0], self._src_device, self._src_dtype),)
 
 
 CloneBackward = formula_node("CloneBackward0", lambda F, g, s, a, n: (g,))
+
+
+def _extent(be: Any, array: Any) -> tuple[int, int] | None:
+    """The bytes ``[first, last)`` that ``array`` spans, read with the backend's
+    ``memory_layout`` kernel; ``(0, 0)`` for an empty array, None where the backend cannot say."""
+    shape = tuple(array.shape)
+    if any(n == 0 for n in shape):
+        return (0, 0)
+    layout = getattr(be.ops, "memory_layout", None)
+    info = layout(array) if layout is not None else None
+    if info is None:
+        return None
+    start, strides = info
+    lo = hi = int(start)
+    for n, step in zip(shape, strides):
+        if step < 0:
+            lo += (n - 1) * int(step)
+        else:
+            hi += (n - 1) * int(step)
+    return lo, hi + be.dtype_of(array).itemsize
+
+
+def may_share(be_a: Any, a: Any, be_b: Any, b: Any) -> bool:
+    """Whether arrays ``a`` (of backend ``be_a``) and ``b`` (of ``be_b``) may share memory:
+    their byte ranges overlap, or a backend cannot say where its array lies (then a caller
+    that needs its own memory copies). Arrays on different devices have disjoint addresses
+    (one virtual address space: CUDA's unified addressing)."""
+    ea, eb = _extent(be_a, a), _extent(be_b, b)
+    if ea is None or eb is None:
+        return True
+    return ea[0] < eb[1] and eb[0] < ea[1]
 
 
 def _all_backends() -> list[Any]:
@@ -96,12 +130,21 @@ def to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # its only device, but -- as in PyTorch, where t.to("cpu:0") is a new tensor -- the
         # result is a copy, never an alias of t's memory (a host round trip could alias)
         data = t.backend.ops.astype(t._data, target_backend.xp_dtype(dt))
+        if type(data) is not target_backend.array_type:
+            data = target_backend.asarray(data)
     else:
+        # another backend (or device): through the host. Either step may keep the memory it
+        # was given -- ``to_numpy`` a view of t's array (DLPack does), ``asarray`` NumPy's
+        # no-copy conversion -- so the result is checked, and copied where it may alias ``t``:
+        # as in PyTorch, a ``.to()`` that changes the device is always a new tensor
         host = t.backend.to_numpy(t._data)
         with target_backend.use_device(target_dev.index):
             data = target_backend.asarray(host, dt)
-    out = Tensor(data if type(data) is target_backend.array_type
-                 else target_backend.asarray(data), target_backend)
+            if type(data) is not target_backend.array_type:
+                data = target_backend.asarray(data)
+            if may_share(target_backend, data, t.backend, t._data):
+                data = target_backend.ops.copy(data)
+    out = Tensor(data, target_backend)
     if _grad.enabled and t._requires_grad and dt.is_floating_point:
         node = ToCopyBackward(t)
         out.grad_fn = node
