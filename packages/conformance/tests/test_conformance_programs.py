@@ -1,5 +1,6 @@
-"""Generated programs: deterministic, valid PyTorch, covering what SPEC §6 lists, and agreeing
-with PyTorch on cpu."""
+"""Generated programs: deterministic, valid PyTorch, covering shared values, several roots,
+retain_grad, seeds, create_graph and refused in-place changes, and agreeing with PyTorch on
+cpu."""
 
 from __future__ import annotations
 

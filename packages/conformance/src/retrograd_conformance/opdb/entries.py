@@ -1,4 +1,4 @@
-"""The entries: every differentiable op of SPEC §2, with samples covering 0-d tensors,
+"""The entries: every differentiable op retrograd provides, with samples covering 0-d tensors,
 broadcasting, batching and the op's argument forms (method, function, Python scalars on
 either side, ``dim`` / ``keepdim``)."""
 

@@ -1,4 +1,4 @@
-"""Generated programs: random DAG programs over SPEC §2's op set, compared with PyTorch.
+"""Generated programs: random DAG programs over retrograd's differentiable ops, against PyTorch.
 
 A program is Python source written against the adapter (``lib``): the same text is executed on
 the subject and on the oracle, and is what a failure prints, so the reproducer is exactly what
