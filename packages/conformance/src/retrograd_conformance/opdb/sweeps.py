@@ -448,23 +448,7 @@ def judge_sample(row: SweepInfo, s: SweepSample, subject: str, dtype: str, oracl
 #: skipped with this reason, so that no backend fails for core's fault;
 #: ``tests/test_conformance_sweeps.py`` checks that each one still fails on ``cpu`` (delete the
 #: entry with the fix).
-KNOWN_CORE_BUGS: dict[tuple[str, str], str] = {
-    **{(f"{op}/sizes", f"n=0,{form}"): (
-        f"core: the reference {op} kernel reduces an empty axis with xp.max, which raises "
-        f"(PyTorch returns an empty tensor); fix in retrograd/backends/reference.py")
-       for op in ("softmax", "log_softmax")
-       for form in ("all", "dim=1 of (2, n)", "dim=0 of (n, 2) (strided)")},
-    **{(f"{op}/promotion", label): (
-        f"core: {op}'s create_graph backward gives the float32 input a float64 gradient (the "
-        f"fast walk casts it back); fix in retrograd/ops/shape.py")
-       for op in ("cat", "stack")
-       for label in ("D tensor with O tensor", "O tensor with D tensor")},
-    **{(f"{op}/promotion", "int64 tensor with D tensor"): (
-        f"core: {op} of an int64 and a float tensor is not promoted as PyTorch does (to the "
-        f"float dtype): NumPy's kernel gives float64, array-api-strict's refuses; fix in "
-        f"retrograd/ops/shape.py")
-       for op in ("cat", "stack")},
-}
+KNOWN_CORE_BUGS: dict[tuple[str, str], str] = {}
 
 
 def check_sweep(row: SweepInfo, subject: str, dtype: str, oracle: str | None,

@@ -211,10 +211,14 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         return out
 
     def softmax(x: Any, dim: int) -> Any:
+        if x.shape[dim] == 0:  # nothing to normalise (max of an empty axis would raise)
+            return xp.zeros(x.shape, dtype=x.dtype)
         e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
         return e / blocked_sum(xp, e, dim, True)
 
     def log_softmax(x: Any, dim: int) -> Any:
+        if x.shape[dim] == 0:
+            return xp.zeros(x.shape, dtype=x.dtype)
         shifted = x - xp.max(x, axis=dim, keepdims=True)
         return shifted - xp.log(blocked_sum(xp, xp.exp(shifted), dim, True))
 

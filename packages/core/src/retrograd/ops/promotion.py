@@ -315,6 +315,35 @@ def promoted_class(cls: Any) -> Any:
     return twin
 
 
+def promoted_class_n(cls: Any) -> Any:
+    """The twin of an n-ary node class (cat, stack) that casts its gradients: its attrs are
+    ``(the op's own attrs, ((computation dtype pair), (one cast pair or None per input)))``."""
+    twin = _TWINS.get((cls, "n"))
+    if twin is None:
+        rule = cls.rule
+
+        def promoted_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> Any:
+            inner, (r, pairs) = attrs
+            grads = rule(F, _cast_grad(F, g, r), saved, inner, needs)
+            return tuple(_cast_grad(F, gi, p) for gi, p in zip(grads, pairs))
+
+        twin = _TWINS[(cls, "n")] = formula_node(cls.__name__, promoted_rule, arity=cls._arity)
+    return twin
+
+
+def promoted_operands(be: Any, ts: Any) -> tuple[Any, list[Any], Any]:
+    """For an n-ary op over the tensors ``ts`` (cat, stack): the result dtype (PyTorch's
+    promotion), the arrays cast to it, and the cast pairs of ``promoted_class_n`` (None when
+    no input that requires grad was cast)."""
+    r = ts[0].dtype
+    for t in ts[1:]:
+        r = promote_types(r, t.dtype)
+    datas = [t._data if t.dtype is r else cast_data(t, r) for t in ts]
+    pairs = tuple(_pair(be, t, r) for t in ts)
+    casts = ((r, be.xp_dtype(r)), pairs) if any(p is not None for p in pairs) else None
+    return r, datas, casts
+
+
 def grad_casts(be: Any, r: DType, a: Any, b: Any) -> Any:
     """The cast pairs of a promoted node whose computation dtype is ``r`` and whose inputs are
     ``a`` and ``b`` (Tensors, or None/numbers: no gradient); None when nothing needs a

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from ._core import InferenceView, check_device, record
 from .conversion import CloneBackward
 from .late_views import LAZY, is_registered, register
+from .promotion import promoted_class_n, promoted_operands
 
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
@@ -1001,9 +1002,14 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
                     f"{[t.shape for t in ts]})"
                 )
     be = ts[0].backend
-    out = Tensor(be.asarray(be.ops.concat([t._data for t in ts], d)), be)
+    _, datas, casts = promoted_operands(be, ts)  # int64 with float32: float32, as PyTorch
+    out = Tensor(be.asarray(be.ops.concat(datas, d)), be)
     if _grad.enabled and any(t._requires_grad for t in ts):
-        record(CatBackward, out, tuple(ts), (), (), (d, tuple(t.shape[d] for t in ts)))
+        attrs = (d, tuple(t.shape[d] for t in ts))
+        if casts is None:
+            record(CatBackward, out, tuple(ts), (), (), attrs)
+        else:  # each input's gradient in its own dtype
+            record(promoted_class_n(CatBackward), out, tuple(ts), (), (), (attrs, casts))
     return out
 
 
@@ -1018,7 +1024,11 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
                 f"and {list(t.shape)} at entry {n}"
             )
     be = ts[0].backend
-    out = Tensor(be.asarray(be.ops.stack([t._data for t in ts], d)), be)
+    _, datas, casts = promoted_operands(be, ts)
+    out = Tensor(be.asarray(be.ops.stack(datas, d)), be)
     if _grad.enabled and any(t._requires_grad for t in ts):
-        record(StackBackward, out, tuple(ts), (), (), (d, len(ts)))
+        if casts is None:
+            record(StackBackward, out, tuple(ts), (), (), (d, len(ts)))
+        else:
+            record(promoted_class_n(StackBackward), out, tuple(ts), (), (), ((d, len(ts)), casts))
     return out
