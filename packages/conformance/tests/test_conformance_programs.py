@@ -141,3 +141,23 @@ def test_a_short_run_only_reports_kinds():
     report = check_programs("retrograd:cpu", count=10, seed_value=3, oracle=None)
     assert report.kind_programs == 0 and not report.unseen_kinds and report.ok
     assert sum(report.kinds.values()) > 0
+
+
+def test_reproducer_exits_non_zero_and_shows_the_first_differing_digit():
+    """A reproducer ends with SystemExit(1) on a mismatch; the digits line points at the
+    first digit where the subject's value leaves torch's."""
+    import numpy as np
+
+    from retrograd_conformance.programs.builder import REPRO_TEMPLATE
+    from retrograd_conformance.programs.check import differing_digits
+
+    assert "raise SystemExit(0 if run_program_source(" in REPRO_TEMPLATE
+    compile(REPRO_TEMPLATE.format(source="def program(lib):\n    return {}", subject="cpu",
+                                  dtype="float32"), "<repro>", "exec")
+    lines = differing_digits({"y": np.array([1.0, 2.0000001234])},
+                             {"y": np.array([1.0, 2.0000001299])})
+    torch_line, subject_line, caret = lines
+    assert torch_line.endswith("2.0000001234") and "y[1]" in subject_line
+    col = caret.index("^")
+    assert torch_line[col] == "3" and subject_line[col] == "9"
+    assert differing_digits({"y": np.array([1.0])}, {"y": np.array([1.0])}) == []

@@ -102,7 +102,8 @@ class Program:
 
 REPRO_TEMPLATE = '''\
 # Reproducer written by retrograd-conformance. Run: python this_file.py
-# It runs `program` on the subject and on torch (float64) and prints both and the verdict.
+# It runs `program` on the subject and on torch (float64), prints both and the verdict (and,
+# on a mismatch, the first differing digit), and exits 1 on a mismatch.
 from retrograd_conformance.programs.check import run_program_source
 
 
@@ -110,7 +111,8 @@ from retrograd_conformance.programs.check import run_program_source
 
 
 if __name__ == "__main__":
-    run_program_source(program, subject={subject!r}, dtype={dtype!r}, verbose=True)
+    raise SystemExit(0 if run_program_source(program, subject={subject!r}, dtype={dtype!r},
+                                             verbose=True) else 1)
 '''
 
 

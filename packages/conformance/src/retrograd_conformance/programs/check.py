@@ -202,4 +202,38 @@ def run_program_source(program: Any, subject: str, dtype: str, verbose: bool = T
                 print(f"   {key}: {fmt(v, 400)}")
     reason = compare_program(p, subject, "torch")
     print("verdict:", "agree" if reason is None else f"MISMATCH: {reason}")
+    if reason is not None and isinstance(ref, dict) and isinstance(got, dict):
+        for line in differing_digits(ref, got):
+            print(line)
     return reason is None
+
+
+def differing_digits(ref: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """For each result that differs numerically: its entry that differs most, both values to
+    17 significant digits, a caret under the first digit that differs."""
+    import numpy as np
+
+    lines = []
+    for key in ref:
+        if key not in got:
+            continue
+        try:
+            a = np.asarray(ref[key], dtype=np.float64)
+            b = np.asarray(got[key], dtype=np.float64)
+        except (TypeError, ValueError):
+            continue
+        if a.shape != b.shape or a.size == 0:
+            continue
+        diff = np.abs(a - b)
+        diff = np.where(np.isnan(a) & np.isnan(b), 0.0, np.where(np.isnan(diff), np.inf, diff))
+        if not np.any(diff > 0):
+            continue
+        idx = np.unravel_index(int(np.argmax(diff)), a.shape) if a.ndim else ()
+        ta, tb = f"{float(a[idx]):.17g}", f"{float(b[idx]):.17g}"
+        first = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y),
+                     min(len(ta), len(tb)))
+        where = f"{key}[{', '.join(map(str, idx))}]" if idx else key
+        pad = " " * (len(where) + 14)  # under the value: "   {where}: torch    "
+        lines += [f"   {where}: torch    {ta}", f"   {where}: subject  {tb}",
+                  f"{pad}{' ' * first}^ first differing digit"]
+    return lines
