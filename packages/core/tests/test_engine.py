@@ -378,3 +378,17 @@ def test_walk_pauses_and_restores_the_cyclic_gc():
     with pytest.raises(ZeroDivisionError):
         w.backward()
     assert gc.isenabled()
+
+
+def test_e13_grad_with_an_unused_input_writes_no_retained_grad():
+    """autograd.grad raising "appears to not have been used" leaves a retained .grad as it
+    was (E13; PyTorch writes it first). Found by the probe machine."""
+    t1 = rg.tensor([[0.0, 1.0]], requires_grad=True)
+    t2 = rg.tensor([1.5, -1.0], requires_grad=True)
+    t5 = t2[0]
+    t5.retain_grad()
+    with pytest.raises(rg.RetrogradError, match="appears to not have been used in the graph"):
+        rg.autograd.grad(t5, [t1], retain_graph=False, allow_unused=False)
+    assert t5.grad is None
+    (g,) = rg.autograd.grad(t5, [t2], allow_unused=False)  # the graph is still whole
+    assert g.tolist() == [1.0, 0.0] and t5.grad.item() == 1.0

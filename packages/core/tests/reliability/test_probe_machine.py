@@ -731,7 +731,10 @@ COMMON = dict(deadline=None, database=None, derandomize=False,
 
 
 class TestProbeMachineQuick(ProbeMachine.TestCase):
-    settings = settings(max_examples=30, stateful_step_count=25, **COMMON)
+    # derandomized: the quick form runs in CI and must give the same verdict every time; the
+    # stress form below searches afresh on every run
+    settings = settings(max_examples=30, stateful_step_count=25,
+                        **{**COMMON, "derandomize": True})
 
 
 @pytest.mark.stress

@@ -59,6 +59,13 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                  inputs=input_list, fuse=None)
 
 
+def _not_used(i: int, t: Any) -> RetrogradError:
+    return RetrogradError(
+        f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+        f"Set allow_unused=True if this is the desired behavior. (inputs[{i}] has shape "
+        f"{t.shape})")
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool | None = None,
          materialize_grads: bool = False) -> tuple[Any, ...]:
@@ -84,9 +91,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             raise ValueError("Expected allow_unused to be True or not passed when "
                              "materialize_grads=True, but got: allow_unused=False.")
         allow_unused = True
+    def unused_check(captured: Sequence[Any]) -> None:
+        for i, (g, t) in enumerate(zip(captured, input_list)):
+            if g is None:
+                raise _not_used(i, t)
+
     if roots:
         result = run_grad(roots, list(seeds), input_list, retain_graph=retain_graph,
-                          create_graph=create_graph, fuse=None)
+                          create_graph=create_graph, fuse=None,
+                          unused_check=None if allow_unused else unused_check)
     else:  # no outputs: every input is unused (PyTorch's answer too)
         for i, t in enumerate(input_list):
             if not t.requires_grad:
@@ -105,10 +118,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                 # in PyTorch: they require grad
                 g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
-                raise RetrogradError(
-                    f"The differentiated Tensor at index {i} appears to not have been used in "
-                    "the graph. Set allow_unused=True if this is the desired behavior. "
-                    f"(inputs[{i}] has shape {t.shape})"
-                )
+                raise _not_used(i, t)
         out.append(g)
     return tuple(out)

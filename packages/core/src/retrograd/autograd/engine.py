@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ..backends.host import quiet_add
+from ..backends.host import quiet_add, quiet_enter, quiet_exit
 from ..errors import GRAPH_FREED, GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
@@ -47,6 +47,11 @@ _gc_holders: set[Any] = set()
 # A walk over fewer nodes allocates too little for a collection to matter: it does not pay
 # for the lock (W5's two small walks per call).
 _GC_PAUSE_MIN_NODES = 64
+
+# A walk over fewer nodes does not take NumPy's quiet state (``_walk_ops``): taking and
+# giving it back costs about as much as 6-8 nodes' kernel wrappers (W5's walks of 3 nodes
+# were 3% slower with it; a chain of 16 nodes is 1% faster, of 64 3%).
+_QUIET_MIN_NODES = 16
 
 
 def _pause_gc(walk: Any) -> None:
@@ -398,8 +403,13 @@ def run_backward(roots: list[Any], seeds: list[Any], *, retain_graph: bool | Non
 
 
 def run_grad(roots: list[Any], seeds: list[Any], inputs: list[Any], *,
-             retain_graph: bool | None, create_graph: bool, fuse: bool | None) -> list[Any]:
-    return _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=False)
+             retain_graph: bool | None, create_graph: bool, fuse: bool | None,
+             unused_check: Any = None) -> list[Any]:
+    """``autograd.grad``'s walk. ``unused_check(captured)``, when given, runs on the captured
+    gradients before the commit of retained ``.grad``s, so that an input found unused raises
+    with every ``.grad`` as it was (E13)."""
+    return _walk(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate=False,
+                 unused_check=unused_check)
 
 
 def _capture_targets(inputs: list[Any], accumulate: bool) -> dict[Node, dict[int, list[int]]]:
@@ -458,14 +468,14 @@ _MAX_REENTRANT_DEPTH = 24
 
 def _walk(roots: list[Any], seeds: list[Any], retain_graph: bool | None, create_graph: bool,
           fuse: bool | None, inputs: list[Any] | None, accumulate: bool,
-          implicit_seed: bool = False) -> Any:
+          implicit_seed: bool = False, unused_check: Any = None) -> Any:
     if _reentry.depth >= _MAX_REENTRANT_DEPTH:
         return _walk_on_fresh_thread(roots, seeds, retain_graph, create_graph, fuse, inputs,
-                                     accumulate, implicit_seed)
+                                     accumulate, implicit_seed, unused_check)
     _reentry.depth += 1
     try:
         return _walk_here(roots, seeds, retain_graph, create_graph, fuse, inputs, accumulate,
-                          implicit_seed)
+                          implicit_seed, unused_check)
     finally:
         _reentry.depth -= 1
 
@@ -495,7 +505,7 @@ def _walk_on_fresh_thread(*args: Any) -> Any:
 
 def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                create_graph: bool, fuse: bool | None, inputs: list[Any] | None,
-               accumulate: bool, implicit_seed: bool) -> Any:
+               accumulate: bool, implicit_seed: bool, unused_check: Any = None) -> Any:
     if retain_graph is None:
         retain_graph = create_graph
     retain = bool(retain_graph or create_graph)
@@ -562,6 +572,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                 "have to use this function, make sure to reset the .grad fields of your "
                 "parameters to None after use to break the cycle and avoid the leak.",
                 UserWarning, stacklevel=4)
+        if unused_check is not None:
+            unused_check(state.captured)  # raises before any .grad is written (E13)
         if accumulate or state.retained:  # autograd.grad fills retained .grad too (E9)
             commit(state.staged, state.retained, seed_values, create_graph, tracer,
                    state.after_commit)
@@ -613,12 +625,21 @@ class _WalkState:
 def _run_plain(order: list[Node], st: _WalkState) -> None:
     """``_run_order`` for the common call -- ``backward()`` without captures, tracer, anomaly
     mode or create_graph -- with those branches taken out of the per-node path. The node
-    being run is recorded (``st.current``, for the error note) only when something raises."""
+    being run is recorded (``st.current``, for the error note) only when something raises.
+
+    NumPy's quiet state (see ``_walk_ops``; walks of ``_QUIET_MIN_NODES`` or more) is taken
+    before the first rule that gets the backend's unwrapped kernels, given back before
+    anything of the user's runs (a hook, a node's ``apply``), taken again at the next such
+    rule, and given back at the end."""
     pending = st.pending
     retain = st.retain
     staged = st.staged
     acc_type = AccumulateGrad
     node: Any = None
+    quiet = len(order) >= _QUIET_MIN_NODES
+    fp: Any = None  # the quiet state's token while the walk holds it
+    rule_be: Any = None  # the backend of the last formula node, and its walk kernels
+    rule_ops: Any = None
     try:
         for node in order:
             buf = pending.pop(node, None)
@@ -627,14 +648,21 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
             hooks = node._hooks
             if type(node) is acc_type:  # the leaf's hooks, the node's pre-hooks, then staged
                 leaf = node.variable
-                if leaf._extra is not None:
+                ex = leaf._extra
+                if ex is not None:
+                    if fp is not None and ex.hooks:
+                        fp = _leave_quiet(fp)
                     buf = leaf_hooks(leaf, buf, False)
                 if hooks is not None:
+                    if fp is not None:
+                        fp = _leave_quiet(fp)
                     _accumulate_hooked(node, buf, st)
                 elif buf[0] is not None:
                     staged[leaf] = buf[0]
                 continue
             if hooks is not None:
+                if fp is not None:
+                    fp = _leave_quiet(fp)
                 buf = pre_hooks(node, buf, st.retained, False)
             if node._released:
                 _raise_freed(node)
@@ -645,13 +673,33 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
             bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
             formula = type(node)._formula
             if formula:
-                outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
-                                 FIRST_ONLY if bare else nexts)
+                if not quiet:
+                    outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                                     FIRST_ONLY if bare else nexts)
+                else:
+                    be = node._backend
+                    if be is not rule_be:
+                        rule_be = be
+                        rule_ops = _walk_ops(be)
+                    if rule_ops is not None:
+                        if fp is None:
+                            fp = quiet_enter()
+                        outs = node.rule(rule_ops, buf[0], node._saved, node._attrs,
+                                         FIRST_ONLY if bare else nexts)
+                    else:
+                        if fp is not None:
+                            fp = _leave_quiet(fp)
+                        outs = node.rule(be.ops, buf[0], node._saved, node._attrs,
+                                         FIRST_ONLY if bare else nexts)
             else:
+                if fp is not None:
+                    fp = _leave_quiet(fp)
                 outs = node.apply(buf)
             if not bare and len(outs) != len(nexts):
                 _raise_count(node, outs, nexts)
             if hooks is not None and hooks.post:
+                if fp is not None:
+                    fp = _leave_quiet(fp)
                 outs = post_hooks(node, outs, buf, False)
             if not retain:
                 if formula:
@@ -669,6 +717,8 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                         b[0] = g
                     elif b[0] is None:
                         b[0] = g
+                    elif fp is not None:
+                        b[0] = b[0] + g
                     else:
                         b[0] = quiet_add(b[0], g)
             else:
@@ -685,6 +735,8 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                         b[nr] = g
                     elif b[nr] is None:
                         b[nr] = g
+                    elif fp is not None:
+                        b[nr] = b[nr] + g
                     else:
                         b[nr] = quiet_add(b[nr], g)
             # drop this frame's references: a pending slot may then be the sole owner of
@@ -694,6 +746,33 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
     except BaseException:
         st.current = node
         raise
+    finally:
+        if fp is not None:
+            try:
+                quiet_exit(fp)
+            except RuntimeError:  # spent: an interruption fell after a _leave_quiet's reset
+                pass
+
+
+def _walk_ops(be: Any) -> Any:
+    """The kernels a derivative rule of ``be`` gets in the walk, or None.
+
+    NumPy reports a floating-point exception (``log(0)``, ``inf - inf``) as a warning, and
+    the NumPy backend's kernels each run with its error handling off (``backends.host``): a
+    wrapper per call. The walk takes that state once instead (``quiet_enter``) while it runs
+    rules and sums gradients, and gives them ``be.walk_ops``, the same kernels unwrapped.
+    Everything of the user's -- hooks, a node's ``apply`` (a custom Function's backward,
+    pack/unpack hooks) -- runs in the user's own NumPy state, as before. A backend without
+    ``walk_ops`` (None here) has its rules run on ``be.ops``, in the user's state too."""
+    return getattr(be, "walk_ops", None)
+
+
+def _leave_quiet(token: Any) -> Any:
+    """Give the user's NumPy error state back (before the user's code runs); the caller
+    stores the None this returns as its token. An interruption between the two leaves the
+    token spent but stored: the walk's ``finally`` then finds ``reset`` refusing it."""
+    quiet_exit(token)
+    return None
 
 
 def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
@@ -721,7 +800,11 @@ def _raise_count(node: Node, outs: Any, nexts: Any) -> None:
 
 
 def _run_order(order: list[Node], st: _WalkState) -> None:
-    """The walk proper: one pass over ``order``; the hot loop of the engine."""
+    """The walk proper: one pass over ``order``; the hot loop of the engine. NumPy's quiet
+    state is taken and given back as in ``_run_plain``; not at all under ``create_graph``
+    (the rules then run differentiable ops, quiet themselves, and record nodes, which may
+    call the user's pack hooks), with a tracer (the user's code, between every step) or in
+    a walk under ``_QUIET_MIN_NODES``."""
     pending = st.pending
     marks = st.marks
     captured = st.captured
@@ -731,109 +814,150 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
     tracer = st.tracer
     anomaly = _anomaly.enabled
     acc_type = AccumulateGrad
-    node: Any
+    quiet = len(order) >= _QUIET_MIN_NODES and not create_graph and tracer is None
+    fp: Any = None  # the quiet state's token while the walk holds it
+    rule_be: Any = None  # the backend of the last formula node, and its walk kernels
+    rule_ops: Any = None
+    node: Any = None
     nexts: Any  # a tuple of entries, or one destination node (a bare edge)
-    for node in order:
-        buf = pending.pop(node, None)
-        if buf is None:
-            continue
-        st.current = node
-        is_acc = type(node) is acc_type
-        # PyTorch's order: the tensors' hooks (and retain_grad), then the node's own
-        # pre-hooks, the node, its post-hooks; an AccumulateGrad's post-hooks run after the
-        # commit (they see the new .grad). A node marked by _prune is requested by
-        # autograd.grad (captured before the tensors' hooks if it runs, after them if it is
-        # idle), or idle: its tensors' hooks only
-        mark = marks.get(node) if marks is not None else None
-        if mark is not None:
-            idle, slots = mark
-            if idle:
-                if is_acc:
-                    buf = leaf_hooks(node.variable, buf, create_graph)
-                elif node._hooks is not None:
-                    buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
+    try:
+        for node in order:
+            buf = pending.pop(node, None)
+            if buf is None:
+                continue
+            is_acc = type(node) is acc_type
+            # PyTorch's order: the tensors' hooks (and retain_grad), then the node's own
+            # pre-hooks, the node, its post-hooks; an AccumulateGrad's post-hooks run after
+            # the commit (they see the new .grad). A node marked by _prune is requested by
+            # autograd.grad (captured before the tensors' hooks if it runs, after them if it
+            # is idle), or idle: its tensors' hooks only
+            mark = marks.get(node) if marks is not None else None
+            if mark is not None:
+                idle, slots = mark
+                if idle:
+                    if fp is not None:  # the hooks below: the user's NumPy state
+                        fp = _leave_quiet(fp)
+                    if is_acc:
+                        buf = leaf_hooks(node.variable, buf, create_graph)
+                    elif node._hooks is not None:
+                        buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
+                    if tracer is not None:
+                        tracer.event("ready", node=node, grads=[arr(g) for g in buf])
+                if slots is not None:
+                    for slot, idxs in slots.items():
+                        for i in idxs:
+                            captured[i] = buf[slot]
+                if idle:
+                    continue
+            if is_acc:
+                if fp is not None and (node._hooks is not None or (
+                        node.variable._extra is not None and node.variable._extra.hooks)):
+                    fp = _leave_quiet(fp)  # the hooks below: the user's NumPy state
+                buf = leaf_hooks(node.variable, buf, create_graph)
                 if tracer is not None:
                     tracer.event("ready", node=node, grads=[arr(g) for g in buf])
-            if slots is not None:
-                for slot, idxs in slots.items():
-                    for i in idxs:
-                        captured[i] = buf[slot]
-            if idle:
+                _accumulate_hooked(node, buf, st)
                 continue
-        if is_acc:
-            buf = leaf_hooks(node.variable, buf, create_graph)
+            if node._hooks is not None:
+                if fp is not None:  # the hooks: the user's NumPy state
+                    fp = _leave_quiet(fp)
+                buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
             if tracer is not None:
                 tracer.event("ready", node=node, grads=[arr(g) for g in buf])
-            _accumulate_hooked(node, buf, st)
-            continue
-        if node._hooks is not None:
-            buf = tensor_pre_hooks(node, buf, st.retained, create_graph)
-        if tracer is not None:
-            tracer.event("ready", node=node, grads=[arr(g) for g in buf])
-        if node._hooks is not None:
-            buf = node_pre_hooks(node, buf, create_graph)
-        if node._released:
-            _raise_freed(node)
-        stamps = node._versions  # flat: (counter, snapshot, saved index) * k
-        if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
-            node.validate_versions()
-        formula = type(node)._formula
-        if create_graph:
-            nexts = next_entries(node)
-            bare = False
-            if formula:
-                outs = node.graph_rule(buf, masks.get(node, nexts))
+            if node._hooks is not None:
+                buf = node_pre_hooks(node, buf, create_graph)
+            if node._released:
+                _raise_freed(node)
+            stamps = node._versions  # flat: (counter, snapshot, saved index) * k
+            if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
+                node.validate_versions()
+            formula = type(node)._formula
+            if create_graph:
+                nexts = next_entries(node)
+                bare = False
+                if formula:
+                    outs = node.graph_rule(buf, masks.get(node, nexts))
+                else:
+                    outs = node.apply_for_graph(buf)
             else:
-                outs = node.apply_for_graph(buf)
-        else:
-            nexts = node._next
-            bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
-            if formula:  # the fast path: the rule on raw arrays, no method frames between
-                outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
-                                 FIRST_ONLY if bare else masks.get(node, nexts))
-            else:
-                outs = node.apply(buf)
-                if bare:
-                    nexts = next_entries(node)
-                    bare = False
-        if bare:
-            nexts = (nexts,)  # its one edge: the hand-off below pairs it with outs[0] only
-        elif len(outs) != len(nexts):
-            _raise_count(node, outs, nexts)
-        if node._hooks is not None and node._hooks.post:
-            outs = post_hooks(node, outs, buf, create_graph)
-        if anomaly:
-            check_outputs(node, outs)
-        if tracer is not None:
-            tracer.event("run", node=node, outputs=[arr(o) for o in outs])
-        if not retain:
-            if formula:
-                node._saved = node._sources = None
-                node._versions = ()
-                node._released = True
-            else:
-                node.release_saved()
+                nexts = node._next
+                bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
+                if formula:  # the fast path: the rule on raw arrays, no method frames between
+                    if not quiet:
+                        outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
+                                         FIRST_ONLY if bare else masks.get(node, nexts))
+                    else:
+                        be = node._backend
+                        if be is not rule_be:
+                            rule_be = be
+                            rule_ops = _walk_ops(be)
+                        if rule_ops is not None:
+                            if fp is None:
+                                fp = quiet_enter()
+                            outs = node.rule(rule_ops, buf[0], node._saved, node._attrs,
+                                             FIRST_ONLY if bare else masks.get(node, nexts))
+                        else:
+                            if fp is not None:
+                                fp = _leave_quiet(fp)
+                            outs = node.rule(be.ops, buf[0], node._saved, node._attrs,
+                                             FIRST_ONLY if bare else masks.get(node, nexts))
+                else:
+                    if fp is not None:
+                        fp = _leave_quiet(fp)
+                    outs = node.apply(buf)
+                    if bare:
+                        nexts = next_entries(node)
+                        bare = False
+            if bare:
+                nexts = (nexts,)  # its one edge: the hand-off below pairs it with outs[0] only
+            elif len(outs) != len(nexts):
+                _raise_count(node, outs, nexts)
+            if node._hooks is not None and node._hooks.post:
+                if fp is not None:
+                    fp = _leave_quiet(fp)
+                outs = post_hooks(node, outs, buf, create_graph)
+            if anomaly:
+                check_outputs(node, outs)
             if tracer is not None:
-                tracer.event("release", node=node)
-        for edge, g in zip(nexts, outs):
-            if edge is None or g is None:
-                continue
-            if type(edge) is tuple:
-                nxt, nr = edge
-            else:
-                nxt, nr = edge, 0
-            b = pending.get(nxt)
-            if b is None:
-                b = pending[nxt] = [None] * nxt._nin
-                b[nr] = g
-            elif b[nr] is None:
-                b[nr] = g
-            else:
-                b[nr] = quiet_add(b[nr], g)
-            if tracer is not None:
-                tracer.event("arrive", node=nxt, slot=nr, value=arr(g), total=arr(b[nr]),
-                             source=node)
-    st.current = None
+                tracer.event("run", node=node, outputs=[arr(o) for o in outs])
+            if not retain:
+                if formula:
+                    node._saved = node._sources = None
+                    node._versions = ()
+                    node._released = True
+                else:
+                    node.release_saved()
+                if tracer is not None:
+                    tracer.event("release", node=node)
+            for edge, g in zip(nexts, outs):
+                if edge is None or g is None:
+                    continue
+                if type(edge) is tuple:
+                    nxt, nr = edge
+                else:
+                    nxt, nr = edge, 0
+                b = pending.get(nxt)
+                if b is None:
+                    b = pending[nxt] = [None] * nxt._nin
+                    b[nr] = g
+                elif b[nr] is None:
+                    b[nr] = g
+                elif fp is not None:
+                    b[nr] = b[nr] + g
+                else:
+                    b[nr] = quiet_add(b[nr], g)
+                if tracer is not None:
+                    tracer.event("arrive", node=nxt, slot=nr, value=arr(g), total=arr(b[nr]),
+                                 source=node)
+    except BaseException:
+        st.current = node  # the node being run, for the error note: only when one raises
+        raise
+    finally:
+        if fp is not None:
+            try:
+                quiet_exit(fp)
+            except RuntimeError:  # spent: an interruption fell after a _leave_quiet's reset
+                pass
 
 
 def _as_result(g: Any, like: Any) -> Any:

@@ -98,21 +98,27 @@ def quiet_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _fp_reset(token)
 
 
-def quiet_enter() -> Any:
-    """Ignore NumPy's floating-point errors from here on (this thread and context) until
-    :func:`quiet_exit` is called with what this returned -- in a ``finally``, so that the
-    caller's state comes back also when an exception escapes. Nests."""
-    if _FP_VAR is None:
-        return xp.seterr(all="ignore")
-    return _fp_set(_FP_IGNORE)
+def _seterr_enter() -> Any:
+    return xp.seterr(all="ignore")
 
 
-def quiet_exit(token: Any) -> None:
-    """Restore the error state :func:`quiet_enter` replaced."""
-    if _FP_VAR is None:
-        xp.seterr(**token)
-    else:
-        _fp_reset(token)
+def _seterr_exit(token: Any) -> None:
+    xp.seterr(**token)
+
+
+#: ``quiet_enter()``: ignore NumPy's floating-point errors from here on (this thread and
+#: context) until ``quiet_exit`` is called with what this returned -- in a ``finally``, so
+#: that the caller's state comes back also when an exception escapes. Nests.
+#: ``quiet_exit(token)``: restore the error state ``quiet_enter`` replaced.
+#: Both are the context variable's own ``set`` / ``reset`` (C calls, no Python frame: the
+#: backward walk takes and gives back the state around every stretch of the user's code).
+quiet_enter: Callable[[], Any]
+quiet_exit: Callable[[Any], Any]
+if _FP_VAR is None:
+    quiet_enter, quiet_exit = _seterr_enter, _seterr_exit
+else:
+    quiet_enter = functools.partial(_fp_set, _FP_IGNORE)
+    quiet_exit = _fp_reset
 
 
 def quiet(fn: Callable[..., Any], nargs: int | None = None) -> Callable[..., Any]:

@@ -5,17 +5,24 @@ Every kernel that computes runs with NumPy's floating-point errors ignored (``ho
 PyTorch, no ``RuntimeWarning`` -- forward and backward -- while the user's own NumPy state
 (``np.seterr``) is left as it was. Only kernels that cannot raise one (shape and view
 kernels, creation, comparisons of ``g`` with 0 ...) are left bare: see ``_NO_FP_ERRORS``.
+
+The backward walk holds the quiet state itself while it runs derivative rules
+(``host.quiet_enter``), so it gives them ``walk_ops``: the same kernels unwrapped. ``ops``
+keeps the two tables in step: every assignment to it -- the constructor's, ``override``'s, a
+test's ``monkeypatch.setattr`` -- is mirrored there (``_KernelNamespace``).
 """
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from .base import Backend
 from .gemm import matmul_wt
-from .host import quiet, quiet_call
+from .host import quiet, quiet_call, unquiet
 from .reference import COMPOSITES
 from .summation import mean_numpy, sum_numpy
 
@@ -239,6 +246,32 @@ _NO_FP_ERRORS = frozenset({
 })
 
 
+class _KernelNamespace(SimpleNamespace):
+    """The backend's ``ops`` (the quiet kernels) that mirrors every assignment into
+    ``_walk``, the namespace the backward walk gives derivative rules while it holds the
+    quiet state: there each kernel is unwrapped (``host.unquiet``; a spy or fault injector
+    set by a test stays itself) and each composite bound to ``ops`` is bound to ``_walk``
+    instead, so that it too reaches the unwrapped kernels."""
+
+    __slots__ = ("_walk",)
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_walk", SimpleNamespace())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        SimpleNamespace.__setattr__(self, name, value)
+        walk = self._walk
+        if type(value) is functools.partial and value.args and value.args[0] is self:
+            value = functools.partial(value.func, walk, *value.args[1:], **value.keywords)
+        else:
+            value = unquiet(value)
+        setattr(walk, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        SimpleNamespace.__delattr__(self, name)
+        self._walk.__dict__.pop(name, None)
+
+
 class NumpyBackend(Backend):
     """NumPy on the host CPU."""
 
@@ -279,6 +312,18 @@ class NumpyBackend(Backend):
             },
             array_type=np.ndarray,
         )
+        # ``ops`` as a _KernelNamespace, its composites bound to it rather than to the plain
+        # namespace the base class built
+        plain, ops = self.ops, _KernelNamespace()
+        for name, fn in self.kernels.items():
+            if type(fn) is functools.partial and fn.args and fn.args[0] is plain:
+                fn = self.kernels[name] = functools.partial(fn.func, ops, *fn.args[1:],
+                                                            **fn.keywords)
+            setattr(ops, name, fn)
+        self.ops = ops
+        #: the kernels a derivative rule gets in the backward walk, which holds NumPy's quiet
+        #: state itself (``engine._walk_ops``): ``ops`` unwrapped, kept in step with it
+        self.walk_ops = ops._walk
         self.override(**{
             name: quiet(fn) for name, fn in self.kernels.items()
             if name not in _NO_FP_ERRORS and not _is_bound_composite(name, fn)
