@@ -961,3 +961,16 @@ def test_op_on_an_integer_tensor_with_history_is_refused():
         return m[0]
 
     assert_like_torch(program)
+
+
+def test_backward_from_an_integer_tensor_with_history_is_refused():
+    """torch stops on an internal assert (isDifferentiableType); retrograd refused nothing and
+    walked an integer gradient. Both now raise a RuntimeError."""
+    def program(lib):
+        t2 = lib.tensor([1.5, -1.0, -1.75], dtype=lib.float32, requires_grad=True)
+        t3 = lib.tensor([2, -3, -2], dtype=lib.int64)
+        t3[1:] = t2[0]
+        t3.backward(lib.tensor([0.5, 0.5, 0.5], dtype=lib.float32))
+        return t2.grad
+
+    assert_like_torch(program)

@@ -387,6 +387,13 @@ def _root_edge(i: int, root: Any) -> tuple[Node, int]:
     does (it requires grad but has no accumulator, as in PyTorch) -- is refused."""
     _fresh(root)
     if root.grad_fn is not None:
+        if not root.dtype.is_floating_point:
+            # an integer or bool tensor given history by an in-place write: PyTorch's engine
+            # stops on an internal assert here; refused with words that say why
+            raise RetrogradError(
+                f"element {i} of tensors is a {root.dtype} tensor with a grad_fn "
+                f"({root.grad_fn.name()}): only floating-point tensors can be differentiated"
+            )
         return (root.grad_fn, root._output_nr)
     acc = accumulator_of(root) if root._requires_grad else None
     if acc is not None:
