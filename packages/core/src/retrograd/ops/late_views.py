@@ -48,10 +48,11 @@ def register(view: Tensor, root: Tensor) -> None:
     if reg is None:
         reg = _new_registry(root)
     reg[id(view)] = _ref(view)
-    if len(reg) in _PRUNE_AT:
-        ex = root._x()
+    if len(reg) in _PRUNE_AT:  # in place: a view another thread registers meanwhile stays
         with _create_lock:
-            ex.plain_views = {k: r for k, r in list(reg.items()) if r() is not None}
+            for k, r in list(reg.items()):
+                if r() is None:
+                    reg.pop(k, None)
 
 
 def _new_registry(root: Tensor) -> dict[int, Any]:
