@@ -115,6 +115,11 @@ try:
 except ImportError:  # pragma: no cover - only while the optimizers are being written
     pass
 
+from .ops import declared_functions as _declared_functions  # noqa: E402
+
+# the ops declared with ``@op`` (ops/declare.py): each is ``retrograd.<name>``
+globals().update(_declared_functions())
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -135,3 +140,4 @@ __all__ = [
     "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
     "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
 ]
+__all__ += sorted(_declared_functions())

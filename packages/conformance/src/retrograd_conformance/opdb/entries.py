@@ -4,6 +4,7 @@ either side, ``dim`` / ``keepdim``)."""
 
 from __future__ import annotations
 
+from . import entries_pointwise, entries_statistics, entries_views
 from .base import OpInfo, Sample
 from .sweeps import SWEEPS
 
@@ -218,6 +219,8 @@ ENTRIES: tuple[OpInfo, ...] = (
         Sample("0-d", ((), ()), lambda lib, a, b: _f(lib).mse_loss(a, b)),
     )),
 )
+
+ENTRIES += entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
 
 #: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
 #: :mod:`.sweeps`), each of which the report shows apart

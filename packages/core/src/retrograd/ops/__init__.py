@@ -4,7 +4,21 @@
 each has an entry.
 """
 
-from . import conversion, creation, elementwise, inplace, linalg, methods, nn, reduction, shape
+from . import (
+    conversion,
+    creation,
+    elementwise,
+    inplace,
+    linalg,
+    methods,
+    nn,
+    pointwise,
+    reduction,
+    shape,
+    statistics,
+    tiling,
+    views,
+)
 from .conversion import clone, to
 from .creation import (
     arange,
@@ -26,6 +40,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .declare import OPS, bind_methods
 from .elementwise import (
     abs,
     add,
@@ -73,6 +88,8 @@ from .shape import (
     view,
 )
 
+bind_methods(methods.Tensor)  # the ops declared with ``@op``, once every op module is imported
+
 _DIFFERENTIABLE = (
     "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos",
     "tanh", "sigmoid", "relu", "clamp", "where", "maximum", "minimum", "matmul", "sum",
@@ -83,20 +100,26 @@ _DIFFERENTIABLE = (
 
 
 def registry() -> tuple[str, ...]:
-    """Names of every differentiable op retrograd provides."""
-    return _DIFFERENTIABLE
+    """Names of every differentiable op retrograd provides: those listed above and those
+    declared with ``@op`` (``ops.declare``)."""
+    return _DIFFERENTIABLE + tuple(s.name for s in OPS.values() if s.differentiable)
+
+
+def declared_functions() -> dict[str, object]:
+    """The functions ``@op`` declares for the ``retrograd`` namespace, by name."""
+    return {s.name: s.fn for s in OPS.values() if s.function}
 
 
 __all__ = [
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
-    "conversion", "cos",
+    "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
     "expand", "flatten", "from_numpy", "full", "full_like", "ge", "getitem", "gt", "inplace",
     "le", "linalg", "linear", "linspace", "log", "log_softmax", "logical_and", "logsumexp",
     "lt", "manual_seed", "matmul", "maximum", "mean", "methods", "minimum", "mse_loss", "mul",
-    "ne", "neg", "nn", "ones", "ones_like", "permute", "pow", "promote_types", "rand",
+    "ne", "neg", "nn", "ones", "ones_like", "permute", "pointwise", "pow", "promote_types", "rand",
     "rand_like", "randn", "randn_like", "reduction", "registry", "relu", "reshape",
-    "result_type", "shape", "sigmoid", "sin",
+    "result_type", "shape", "sigmoid", "sin", "statistics", "tiling", "views",
     "softmax", "sqrt", "squeeze", "stack", "sub", "sum", "tanh", "tensor", "to", "transpose",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
 ]
