@@ -101,6 +101,7 @@ from .ops import (
     zeros_like,
 )
 from .tensor import Tensor
+from .warn_always import is_warn_always_enabled, set_warn_always
 
 bool = bool_  # noqa: A001 - PyTorch exports retrograd.bool as a dtype
 # PyTorch's other names of the same dtypes
@@ -132,11 +133,13 @@ __all__ = [
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",
     "expand", "flatten", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "ge", "get_backend", "get_default_dtype", "gt", "inference_mode", "int32", "int64",
-    "is_grad_enabled", "is_inference", "is_inference_mode_enabled", "le", "linspace", "log",
+    "is_grad_enabled", "is_inference", "is_inference_mode_enabled", "is_warn_always_enabled",
+    "le", "linspace", "log",
     "log_softmax", "logical_and", "logsumexp", "lt", "manual_seed", "matmul", "maximum",
     "mean", "minimum", "mul", "ne", "neg", "nn", "no_grad", "ones", "ones_like", "permute",
     "pow", "promote_types", "rand", "rand_like", "randn", "randn_like", "register_backend",
-    "relu", "reshape", "result_type", "set_default_dtype", "set_grad_enabled", "sigmoid",
+    "relu", "reshape", "result_type", "set_default_dtype", "set_grad_enabled",
+    "set_warn_always", "sigmoid",
     "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
     "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
 ]

@@ -7,6 +7,7 @@ from .api import backward, grad
 from .engine import Engine, is_fusion_enabled, set_fusion, set_tracer
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .multithreading import is_multithreading_enabled, set_multithreading_enabled
 from .node import Edge, FormulaNode, Node
 
 try:  # the walk-trace viewer lives beside the engine
@@ -17,6 +18,7 @@ except ImportError:  # pragma: no cover - only while the module is being written
 __all__ = [
     "AccumulateGrad", "Edge", "Engine", "FormulaNode", "Function", "FunctionCtx",
     "GradcheckError", "Node", "backward", "detect_anomaly", "functional", "grad", "gradcheck",
-    "gradgradcheck", "graph", "is_anomaly_enabled", "is_fusion_enabled", "once_differentiable",
+    "gradgradcheck", "graph", "is_anomaly_enabled", "is_multithreading_enabled",
+    "set_multithreading_enabled", "is_fusion_enabled", "once_differentiable",
     "set_detect_anomaly", "set_fusion", "set_tracer", "trace",
 ]

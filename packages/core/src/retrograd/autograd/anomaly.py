@@ -8,7 +8,8 @@ import traceback
 import warnings
 from typing import Any
 
-__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly", "warn_error_in"]
+__all__ = ["detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly", "warn_error_in",
+           "note_forward"]
 
 
 class _Anomaly:
@@ -73,6 +74,19 @@ def forward_stack() -> str:
     return "".join(traceback.format_list(frames[-8:]))
 
 
+def note_forward(node: Any) -> None:
+    """Anomaly mode's record on a node being made: the forward call site (``traceback_``) and,
+    for a node made while a backward runs (a ``create_graph`` backward, or a backward that
+    calls ops), the node whose backward made it (``parent_``), as PyTorch's metadata."""
+    from .engine import current_node  # the engine imports this module: no import at the top
+
+    meta = node.metadata
+    meta["traceback_"] = forward_stack()
+    parent = current_node()
+    if parent is not None and parent is not node:
+        meta["parent_"] = parent
+
+
 def check_outputs(node: Any, outs: Any) -> None:
     """Raise if a node's backward produced NaN, naming the node and its forward site."""
     from ..errors import RetrogradError
@@ -99,14 +113,27 @@ _NO_FORWARD = ("No forward pass information available. Enable detect anomaly dur
 
 
 def warn_error_in(node: Any) -> None:
-    """Anomaly mode's warning when a node's backward raised: the node and the forward call
-    that created it (PyTorch warns this, then lets the error through)."""
-    where = (node._meta or {}).get("traceback_")
-    msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
-           f"error:\n{where}" if where is not None
-           else f"Error detected in {node.name()}. {_NO_FORWARD}")
+    """Anomaly mode's warnings when a node's backward raised: the node and the forward call
+    that created it, then one warning per node up its ``parent_`` chain (the backward that
+    made it, and so on), as PyTorch warns them before letting the error through."""
+    meta = node._meta or {}
+    where = meta.get("traceback_")
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+          f"error:\n{where}" if where is not None
+          else f"Error detected in {node.name()}. {_NO_FORWARD}")
+    parent = meta.get("parent_")
+    while parent is not None:
+        meta = parent._meta or {}
+        where = meta.get("traceback_")
+        _warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward "
+              f"call that induced the previous calculation:\n{where}" if where is not None
+              else f"Error detected in {parent.name()}. {_NO_FORWARD}")
+        parent = meta.get("parent_")
+
+
+def _warn(msg: str) -> None:
     try:
-        warnings.warn(msg, UserWarning, stacklevel=2)
+        warnings.warn(msg, UserWarning, stacklevel=3)
     except Warning:
         # warnings turned into errors: the node's own error is what the caller must get, as
         # in PyTorch (whose C++ warning then goes to stderr)

@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import RetrogradError
 from ..tensor import Tensor
 from .engine import run_backward, run_grad
+from .gradient_edge import GradientEdge
 
 __all__ = ["backward", "grad"]
 
@@ -15,7 +16,7 @@ __all__ = ["backward", "grad"]
 def _seq(x: Any, what: str) -> list[Any]:
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return [x]
     if isinstance(x, (list, tuple)):
         return list(x)
@@ -24,10 +25,10 @@ def _seq(x: Any, what: str) -> list[Any]:
 
 def _check_inputs(inputs: list[Any]) -> None:
     for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, (Tensor, GradientEdge)):
             raise RetrogradError(
                 "all inputs have to be Tensors or GradientEdges, but got "
-                f"{type(t).__name__} (inputs[{i}]; retrograd takes Tensors only)"
+                f"{type(t).__name__} (inputs[{i}])"
             )
 
 
@@ -53,17 +54,19 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
             raise RetrogradError(f"backward: tensors[{i}] is None")
     if not roots:  # nothing to differentiate: a no-op, as in PyTorch
         for t in input_list or ():
-            t.retain_grad()  # still refuses an input that does not require grad
+            if isinstance(t, Tensor):
+                t.retain_grad()  # still refuses an input that does not require grad
         return
     run_backward(roots, seeds, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=input_list, fuse=None)
 
 
 def _not_used(i: int, t: Any) -> RetrogradError:
+    where = (f"inputs[{i}] has shape {t.shape}" if isinstance(t, Tensor)
+             else f"inputs[{i}] is an edge of {t.node.name()}")
     return RetrogradError(
         f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
-        f"Set allow_unused=True if this is the desired behavior. (inputs[{i}] has shape "
-        f"{t.shape})")
+        f"Set allow_unused=True if this is the desired behavior. ({where})")
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -102,7 +105,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                           unused_check=None if allow_unused else unused_check)
     else:  # no outputs: every input is unused (PyTorch's answer too)
         for i, t in enumerate(input_list):
-            if not t.requires_grad:
+            if isinstance(t, Tensor) and not t.requires_grad:
                 raise RetrogradError(
                     f"One of the differentiated Tensors does not require grad: inputs[{i}] "
                     f"(shape {t.shape}) cannot receive a gradient"
@@ -111,6 +114,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     out = []
     for i, (g, t) in enumerate(zip(result, input_list)):
         if g is None:
+            if materialize_grads and not isinstance(t, Tensor):
+                raise RetrogradError(
+                    f"grad: materialize_grads=True cannot make zeros for inputs[{i}], a "
+                    "GradientEdge (an edge carries no shape): pass the tensor instead")
             if materialize_grads:
                 from ..ops.creation import zeros_like
 

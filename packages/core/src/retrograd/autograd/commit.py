@@ -35,6 +35,7 @@ from .._version import bump
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
+from .node import formula_node
 
 __all__ = ["commit", "commit_leaf_grad"]
 
@@ -124,7 +125,9 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
 
             gt = sum_to(gt, tuple(shape))
         if cur is None:
-            if shared is None or id(gt) in shared:
+            if create_graph:
+                gt = _copy_as_grad(gt)
+            elif shared is None or id(gt) in shared:
                 from ..ops.conversion import clone
 
                 gt = clone(gt)
@@ -174,6 +177,25 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
         return cur
     plan.append((t, cur, new, None, None, None, None, None))
     return new
+
+
+def _copy_grad_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    return (None, g)  # the destination was a fresh tensor: only the source gets g
+
+
+CopyBackwards = formula_node("CopyBackwards", _copy_grad_rule, arity=2)
+
+
+def _copy_as_grad(g: Tensor) -> Tensor:
+    """The first ``.grad`` of a leaf under create_graph, as PyTorch's AccumulateGrad makes it:
+    a copy of the gradient into a new tensor (``empty_strided(...).copy_(g)``), recorded as
+    ``CopyBackwards`` -- edges (None, g's) -- when ``g`` has history."""
+    from ..ops._core import record
+
+    out = Tensor(g.backend.ops.copy(g._data), g.backend)
+    if g._requires_grad:
+        record(CopyBackwards, out, (None, g))
+    return out
 
 
 def _keep_unwritten(plan: list[_Write], staged: dict[Any, Any]) -> None:

@@ -14,6 +14,7 @@ Each node is claimed by the walk using it; meeting another live walk's claim rai
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 import warnings
 from collections.abc import Sequence
@@ -23,15 +24,17 @@ from ..backends.host import quiet_add, quiet_enter, quiet_exit
 from ..errors import GRAPH_FREED, GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
+from ..warn_always import _state as _warn_always
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
 from .anomaly import check_outputs, warn_error_in
 from .commit import commit
+from .gradient_edge import GradientEdge, edge_target
 from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
 
 __all__ = ["Engine", "set_tracer", "get_tracer", "set_fusion", "is_fusion_enabled",
-           "topo_order"]
+           "topo_order", "current_graph_task_id", "will_engine_execute_node"]
 
 
 # An RLock for ``_is_owned()``: the pause and the release take it inside a ``try`` whose
@@ -428,6 +431,10 @@ def _capture_targets(inputs: list[Any], accumulate: bool) -> dict[Node, dict[int
     is filled anyway), and it refuses an input that does not require grad."""
     captures: dict[Node, dict[int, list[int]]] = {}
     for i, t in enumerate(inputs):
+        if isinstance(t, GradientEdge):  # a node and slot given directly: no tensor to check
+            node, slot = edge_target(t)
+            captures.setdefault(node, {}).setdefault(slot, []).append(i)
+            continue
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
         _fresh(t)
@@ -462,6 +469,7 @@ def _warned_of_cycle() -> None:
 
 class _Reentry(threading.local):
     depth = 0
+    current: Any = None  # the _WalkState of this thread's innermost walk, or None
 
 
 _reentry = _Reentry()
@@ -510,6 +518,36 @@ def _walk_on_fresh_thread(*args: Any) -> Any:
     return result[0]
 
 
+_task_ids = itertools.count(1)
+
+
+def current_graph_task_id() -> int:
+    """An id of the walk running in this thread (PyTorch's graph task id): -1 outside a
+    backward. Hooks use it to tell two backward calls apart (``register_multi_grad_hook``)."""
+    st = _reentry.current
+    return -1 if st is None else st.task_id
+
+
+def current_node() -> Any:
+    """The node whose backward is running in this thread (slow walk only: ``_run_order``,
+    which anomaly mode always takes), or None."""
+    st = _reentry.current
+    return None if st is None else st.current
+
+
+def will_engine_execute_node(node: Any) -> bool:
+    """Whether the walk running in this thread runs ``node`` (a grad_fn or a leaf's
+    accumulator): it is on the walk's order -- reached from the roots and, for ``grad`` or
+    ``inputs=``, on a path to a requested input. RuntimeError outside a backward."""
+    st = _reentry.current
+    if st is None:
+        raise RetrogradError("will_engine_execute_node should only be called during the "
+                             "backward pass")
+    if st.executes is None:
+        st.executes = set(st.order)
+    return node in st.executes
+
+
 def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                create_graph: bool, fuse: bool | None, inputs: list[Any] | None,
                accumulate: bool, implicit_seed: bool, unused_check: Any = None) -> Any:
@@ -528,6 +566,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
     walk = _Walk()
     prev_grad_mode = _grad.enabled
     state = _WalkState(inputs, captures, accumulate, create_graph, retain, tracer)
+    outer = _reentry.current  # the walk this one runs inside of (re-entrant backward)
     ok = False
     try:
         order = topo_order([edge[0] for edge in root_edges], walk)
@@ -536,6 +575,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
         if targets is not None:
             order, state.masks, state.marks = _prune(
                 order, targets, captures, root_edges[0][0] if len(root_edges) == 1 else None)
+        state.order = order  # before fusion: the nodes as the user's graph has them
         if (_fusion.enabled if fuse is None else fuse) and not create_graph and \
                 not _anomaly.enabled:
             order = _fusion_pass()(order, targets, retain)
@@ -551,6 +591,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                 tracer.event("arrive", node=node, slot=nr, value=arr(seed),
                              total=arr(pending[node][nr]), source=None)
         _grad.enabled = create_graph
+        _reentry.current = state
         try:
             if targets is None and tracer is None and not create_graph and \
                     not _anomaly.enabled:
@@ -570,7 +611,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                     pass
             raise
         _grad.enabled = prev_grad_mode
-        if accumulate and create_graph and state.staged and not _cycle_warned:
+        if accumulate and create_graph and state.staged and (
+                not _cycle_warned or _warn_always["always"]):
             _warned_of_cycle()
             warnings.warn(
                 "Using backward() with create_graph=True will create a reference cycle "
@@ -590,10 +632,11 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
         if not accumulate:
             results = []
             for g, like in zip(state.captured, inputs):  # type: ignore[arg-type]
-                results.append(_as_result(g, like))
+                results.append(_as_result(g, like, roots[0]))
             return results
         return None
     finally:
+        _reentry.current = outer
         if walk in _gc_holders:
             _resume_gc(walk)
         _grad.enabled = prev_grad_mode
@@ -607,7 +650,7 @@ class _WalkState:
 
     __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
                  "pending", "staged", "retained", "captured", "marks", "masks", "current",
-                 "after_commit")
+                 "after_commit", "task_id", "order", "executes")
 
     def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
                  retain: bool, tracer: Any) -> None:
@@ -627,6 +670,9 @@ class _WalkState:
         self.current: Node | None = None
         # AccumulateGrad nodes with post-hooks, and the gradient each got: run after commit
         self.after_commit: list[tuple[Any, list[Any]]] = []
+        self.task_id = next(_task_ids)
+        self.order: list[Node] = []  # the nodes this walk runs (``will_engine_execute_node``)
+        self.executes: set[Node] | None = None  # ``order`` as a set, made when first asked
 
 
 def _run_plain(order: list[Node], st: _WalkState) -> None:
@@ -666,6 +712,8 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                     _accumulate_hooked(node, buf, st)
                 elif buf[0] is not None:
                     staged[leaf] = buf[0]
+                elif ex is not None and ex.post_hooks:
+                    staged[leaf] = None  # undefined: its post-accumulate hooks still run
                 continue
             if hooks is not None:
                 if fp is not None:
@@ -675,11 +723,14 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                 _raise_freed(node)
             stamps = node._versions
             if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
-                node.validate_versions()
+                node.validate_versions()  # also for undefined gradients, as PyTorch's nodes
+            undefined = buf[0] is None and _all_undefined(node, buf)
             nexts = node._next
             bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
             formula = type(node)._formula
-            if formula:
+            if undefined:
+                outs = (None,) * len(next_entries(node))  # one per input, as a rule gives
+            elif formula:
                 if not quiet:
                     outs = node.rule(node._backend.ops, buf[0], node._saved, node._attrs,
                                      FIRST_ONLY if bare else nexts)
@@ -728,9 +779,14 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
                         b[0] = b[0] + g
                     else:
                         b[0] = quiet_add(b[0], g)
+                elif nexts not in pending:
+                    pending[nexts] = [None] * nexts._nin  # undefined: see _all_undefined
             else:
                 for edge, g in zip(nexts, outs):
-                    if edge is None or g is None:
+                    if edge is None:
+                        continue
+                    if g is None:
+                        _pend_undefined(pending, edge)
                         continue
                     if type(edge) is tuple:
                         nxt, nr = edge
@@ -792,6 +848,30 @@ def _accumulate_hooked(node: Any, buf: list[Any], st: _WalkState) -> None:
             st.after_commit.append((node, buf))
     if buf[0] is not None:
         st.staged[node.variable] = buf[0]
+    else:
+        ex = node.variable._extra
+        if ex is not None and ex.post_hooks:
+            st.staged.setdefault(node.variable, None)  # undefined: post hooks still run
+
+
+def _all_undefined(node: Node, buf: list[Any]) -> bool:
+    """Whether ``node`` got only undefined gradients (None in every slot) and so computes
+    nothing: PyTorch's engine still runs such a node -- its hooks see None, its outputs are
+    undefined, and the nodes after it run the same way -- except that a custom Function's
+    backward is called (with zeros, or None without materialized grads:
+    ``_runs_undefined``)."""
+    for g in buf:
+        if g is not None:
+            return False
+    return not type(node)._runs_undefined
+
+
+def _pend_undefined(pending: dict[Node, list[Any]], edge: Any) -> None:
+    """An undefined gradient sent along ``edge``: the next node runs even if nothing else
+    reaches it (see ``_all_undefined``)."""
+    nxt = edge[0] if type(edge) is tuple else edge
+    if nxt not in pending:
+        pending[nxt] = [None] * nxt._nin
 
 
 def _raise_freed(node: Node) -> None:
@@ -832,6 +912,7 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
             buf = pending.pop(node, None)
             if buf is None:
                 continue
+            st.current = node  # the node running: a node made meanwhile has it as parent
             is_acc = type(node) is acc_type
             # PyTorch's order: the tensors' hooks (and retain_grad), then the node's own
             # pre-hooks, the node, its post-hooks; an AccumulateGrad's post-hooks run after
@@ -877,9 +958,14 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 _raise_freed(node)
             stamps = node._versions  # flat: (counter, snapshot, saved index) * k
             if stamps and (stamps[0] != stamps[1] or len(stamps) > 3):
-                node.validate_versions()
+                node.validate_versions()  # also for undefined gradients, as PyTorch's nodes
+            undefined = buf[0] is None and _all_undefined(node, buf)
             formula = type(node)._formula
-            if create_graph:
+            if undefined:
+                nexts = next_entries(node)
+                bare = False
+                outs = (None,) * len(nexts)
+            elif create_graph:
                 nexts = next_entries(node)
                 bare = False
                 if formula:
@@ -937,7 +1023,10 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 if tracer is not None:
                     tracer.event("release", node=node)
             for edge, g in zip(nexts, outs):
-                if edge is None or g is None:
+                if edge is None:
+                    continue
+                if g is None:
+                    _pend_undefined(pending, edge)
                     continue
                 if type(edge) is tuple:
                     nxt, nr = edge
@@ -967,11 +1056,17 @@ def _run_order(order: list[Node], st: _WalkState) -> None:
                 pass
 
 
-def _as_result(g: Any, like: Any) -> Any:
+def _as_result(g: Any, like: Any, root: Tensor) -> Any:
+    """A captured gradient as the tensor ``grad`` returns, in the dtype of the input it is
+    for (``like``; a ``GradientEdge`` keeps the gradient's own dtype, on the root's
+    backend)."""
     if g is None:
         return None
     if isinstance(g, Tensor):
         return g
+    if not isinstance(like, Tensor):
+        be = root.backend
+        return Tensor(g if type(g) is be.array_type else be.asarray(g), be)
     be = like.backend
     if type(g) is not be.array_type:
         g = be.asarray(g)

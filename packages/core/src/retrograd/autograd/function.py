@@ -44,8 +44,8 @@ from ..grad_mode import _state as _grad
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .anomaly import _state as _anomaly
-from .anomaly import forward_stack
-from .graph import pack_saved_tensors, unpack_saved_tensors
+from .anomaly import note_forward
+from .graph import current_saved_tensors_hooks, pack_saved_tensors, unpack_saved_tensors
 from .node import Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -114,13 +114,16 @@ class DelayedError(Node):
         self._nin = nin
 
     def name(self) -> str:
-        return "DelayedError"
+        return "Error"  # PyTorch's node name (``torch::autograd::Error``)
 
     def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         raise RetrogradError(_ONCE)
 
     def apply_for_graph(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
         raise RetrogradError(_ONCE)
+
+
+DelayedError.__name__ = DelayedError.__qualname__ = "Error"  # the class name PyTorch shows
 
 
 def _delayed_error(outputs: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -180,6 +183,28 @@ class _SavedOutput:
         self.vc = t._counter()
 
 
+class _SavedDirtyView:
+    """A saved view that the Function marked dirty and returned, held weakly (see
+    ``_take_saved``): the view itself while it lives, else its value without history."""
+
+    __slots__ = ("ref", "data", "backend", "vc", "shape")
+
+    def __init__(self, t: Tensor) -> None:
+        self.ref = weakref.ref(t)
+        self.data = t._data
+        self.backend = t.backend
+        self.vc = t._counter()
+        self.shape = t.shape
+
+    def tensor(self) -> Tensor:
+        t = self.ref()
+        if t is not None:
+            return t
+        out = Tensor(self.data, self.backend)
+        out._vc = self.vc
+        return out
+
+
 _CLEARED: tuple[Any, ...] = ("<cleared>",)  # saved_tensors already taken (clear on access)
 
 
@@ -188,6 +213,8 @@ class FunctionCtx(Node):
 
     ``next_functions`` has one entry per *tensor* argument of ``forward`` (as in PyTorch);
     ``needs_input_grad`` one per argument."""
+
+    _runs_undefined = True  # its backward is called with undefined grads too, as PyTorch's
 
     __slots__ = ("_fn_cls", "_saved_tensors", "_to_save", "_nin", "needs_input_grad",
                  "_is_var", "_in_meta", "_out_meta", "_backend", "_dirty", "_non_diff",
@@ -248,6 +275,8 @@ class FunctionCtx(Node):
             t = Tensor(entry.data, entry.backend, True, self, entry.nr)
             t._vc = entry.vc
             return t
+        if type(entry) is _SavedDirtyView:
+            return entry.tensor()
         return entry
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
@@ -281,7 +310,8 @@ class FunctionCtx(Node):
         if not st or st is _CLEARED or st[index] is None:
             return "?"
         e = st[index]
-        return tuple(e.data.shape) if type(e) is _SavedOutput else e.shape  # Tensor, packed
+        return tuple(e.data.shape) if type(e) is _SavedOutput else e.shape  # Tensor, packed,
+        # dirty view
 
     def _take_saved(self) -> None:
         """Store what ``save_for_backward`` was given (types checked before) and stamp the
@@ -294,6 +324,11 @@ class FunctionCtx(Node):
                 continue
             if t.grad_fn is self:
                 e = _SavedOutput(t)
+                vc = e.vc
+            elif t._base is not None and any(t is d for d in self._dirty):
+                # a view marked dirty and returned: its history leads back to this node (its
+                # base was rebased onto it), so holding it would be a reference cycle
+                e = _SavedDirtyView(t)
                 vc = e.vc
             else:
                 e = t
@@ -308,6 +343,9 @@ class FunctionCtx(Node):
         else:
             self._saved_tensors = packed
             self._packed = True
+            hooks = current_saved_tensors_hooks()
+            if hooks is not None and getattr(hooks[0], "_unversioned", False):
+                self._versions = ()  # copies (allow_mutation_on_saved_tensors): no E7 check
 
     # -- backward ---------------------------------------------------------------------------
     def _user_backward(self) -> Callable[..., Any]:
@@ -536,7 +574,8 @@ class Function:
         if record:
             ctx._take_saved()
             if _anomaly.enabled:
-                ctx.metadata["traceback_"] = forward_stack()
+                note_forward(ctx)
+        ctx._dirty = ctx._non_diff = ()  # read only while wrapping: holding them may be a cycle
         return wrapped[0] if single else wrapped
 
 

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import RetrogradError
+from ..tensor import Tensor
+from .node import formula_node
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -125,11 +127,15 @@ def _eval_perturbed(fn: Callable[..., Any], inputs: tuple[Any, ...], inp: Any, h
         outs = _as_tuple(fn(*inputs))
         for j in float_idx:  # copied before the input is restored: an output may be an input
             o, ref = outs[j], ref_out[j]
-            if o.dtype is not ref.dtype or o.shape != ref.shape:
+            if o.shape != ref.shape:  # PyTorch's words and order: the shape first
                 raise AssertionError(
-                    "Expected `func` to return outputs with the same dtype and shape when "
-                    f"inputs are perturbed by eps: output {j} changed from {ref.dtype}"
-                    f"{ref.shape} to {o.dtype}{o.shape}"
+                    "Expected `func` to return outputs with the same shape when inputs are "
+                    f"perturbed by eps, but got: shapes {o.shape} and {ref.shape} (output {j})."
+                )
+            if o.dtype is not ref.dtype:
+                raise AssertionError(
+                    "Expected `func` to return outputs with the same dtype when inputs are "
+                    f"perturbed by eps, but got: dtypes {o.dtype} and {ref.dtype} (output {j})."
                 )
             res.append(_host(o).reshape(-1))
     finally:
@@ -372,18 +378,17 @@ def _test_backward_mul_by_grad_output(outputs: tuple[Any, ...], inputs: tuple[An
 
 def _test_undefined_backward_mode(fn: Callable[..., Any], outputs: tuple[Any, ...],
                                   inputs: tuple[Any, ...]) -> None:
-    """PyTorch runs each backward with undefined output gradients. In retrograd a backward
-    only ever sees a missing gradient (None) for one output of a node with several: so for a
-    function with several differentiable outputs, each in turn is left out of the backward
-    (the others get zero gradients) and the input gradients must be None or zero."""
+    """PyTorch's check that the backward handles undefined output gradients: the outputs are
+    passed through ``UndefinedGrad`` (the identity forward, whose backward sends on an
+    undefined gradient) -- all of them, then, for several outputs, each in turn -- and the
+    input gradients must come back None or zero. Nodes that get only undefined gradients
+    still run (their hooks see None, a custom Function's backward gets zeros)."""
     from .api import grad
 
     np = _np()
     diff = [t for _, t in _diff_inputs(inputs)]
     if not diff:
         raise GradcheckError("no Tensors requiring grad found in input")
-    if len(outputs) < 2:
-        return
 
     def warn_bc_breaking() -> None:
         warnings.warn(
@@ -394,11 +399,14 @@ def _test_undefined_backward_mode(fn: Callable[..., Any], outputs: tuple[Any, ..
             stacklevel=4,
         )
 
-    for undef in range(len(outputs)):
-        outs = _differentiable_outputs(fn(*inputs))
-        kept = [o for k, o in enumerate(outs) if k != undef]
+    cases = [[_undefined_grad(o) for o in _differentiable_outputs(fn(*inputs))]]
+    if len(cases[0]) > 1:
+        for undef in range(len(outputs)):
+            cases.append([_undefined_grad(o) if k == undef else o
+                          for k, o in enumerate(_differentiable_outputs(fn(*inputs)))])
+    for outs in cases:
         try:
-            grads = grad(kept, diff, [_zeros_like(o) for o in kept], allow_unused=True)
+            grads = grad(outs, diff, [_zeros_like(o) for o in outs], allow_unused=True)
         except Exception as exc:
             warn_bc_breaking()
             raise GradcheckError(
@@ -413,6 +421,21 @@ def _test_undefined_backward_mode(fn: Callable[..., Any], outputs: tuple[Any, ..
                     'undefined or zero. Please look at "Notes about undefined output gradients" '
                     'in "tools/autograd/derivatives.yaml"'
                 )
+
+
+UndefinedGradBackward = formula_node("UndefinedGradBackward",
+                                     lambda F, g, saved, attrs, needs: (None,), arity=1)
+
+
+def _undefined_grad(t: Tensor) -> Tensor:
+    """``t`` again (same values), whose backward sends an undefined gradient on to ``t``
+    (PyTorch's ``torch._C._functions.UndefinedGrad``)."""
+    from ..ops._core import record
+
+    out = Tensor(t._data, t.backend)
+    if t.requires_grad:
+        record(UndefinedGradBackward, out, (t,))
+    return out
 
 
 # ------------------------------------------------------------------------------------------

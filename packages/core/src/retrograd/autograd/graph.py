@@ -50,10 +50,14 @@ from typing import Any
 from ..errors import GraphFreedError, RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
+from .gradient_edge import GradientEdge, get_gradient_edge
+from .multi_grad_hooks import register_multi_grad_hook
 from .node import FormulaNode, Node, edge_pair, formula_node, next_entries
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version",
-           "pack_saved_tensors", "unpack_saved_tensors", "current_saved_tensors_hooks", "Node"]
+           "pack_saved_tensors", "unpack_saved_tensors", "current_saved_tensors_hooks", "Node",
+           "allow_mutation_on_saved_tensors", "GradientEdge", "get_gradient_edge",
+           "register_multi_grad_hook"]
 
 
 class _HookState(threading.local):
@@ -136,6 +140,67 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor.to(device)
 
         super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class _AllowMutationState(threading.local):
+    active: Any = None  # the allow_mutation_on_saved_tensors context entered in this thread
+
+
+_allow_mutation = _AllowMutationState()
+
+
+class _OutsideContextError(RetrogradError, AssertionError):
+    """A backward through a graph recorded inside ``allow_mutation_on_saved_tensors`` after
+    the context closed: PyTorch raises an AssertionError; this is also a RuntimeError."""
+
+
+class _AllowMutationContext:
+    """What ``allow_mutation_on_saved_tensors`` yields: the copies saved inside it, held
+    while the context is open."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.saved = 0
+
+    def clear(self) -> None:
+        """Forget the count of saved copies (the copies themselves belong to the graph)."""
+        self.saved = 0
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationContext]:
+    """Inside it, a tensor saved for backward may be changed in place afterwards: the
+    backward uses the value it had when it was saved, instead of refusing the graph (E7).
+
+    As in PyTorch it works through saved-tensor hooks; retrograd's hooks copy each saved
+    tensor when it is saved (PyTorch copies it when it is first modified, so retrograd holds
+    more memory inside the context; the values are the same). A backward through the graph
+    after the context is closed is refused, and the contexts do not nest."""
+    if _allow_mutation.active is not None:
+        raise RetrogradError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationContext()
+
+    def pack(t: Tensor) -> Tensor:
+        ctx.saved += 1
+        from ..ops.conversion import clone
+
+        return clone(t.detach())
+
+    def unpack(copy: Tensor) -> Tensor:
+        if ctx.closed:
+            raise _OutsideContextError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
+                "in which the graph was originally recorded.")
+        return copy
+
+    pack._unversioned = True  # type: ignore[attr-defined]  # read by pack_node: no E7 stamps
+    _allow_mutation.active = ctx
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield ctx
+    finally:
+        ctx.closed = True
+        _allow_mutation.active = None
 
 
 @contextlib.contextmanager
@@ -288,6 +353,8 @@ def pack_node(node: Any, out: Tensor) -> None:
     node._saved = tuple(new_saved)
     node._sources = tuple(new_sources)
     node.__class__ = packed_class(type(node))
+    if getattr(pack, "_unversioned", False):  # copies: a later in-place change is harmless
+        node._versions = ()
 
 
 class PackedFormulaNode(FormulaNode):

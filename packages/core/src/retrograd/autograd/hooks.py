@@ -106,7 +106,8 @@ def node_pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
     hooks = node._hooks
     if hooks is None or not hooks.pre:
         return buf
-    be = getattr(node, "_backend", None) or backend_of(next(g for g in buf if g is not None))
+    be = getattr(node, "_backend", None) or backend_of(
+        next((g for g in buf if g is not None), None))
     for fn in list(hooks.pre.values()):
         res = fn(tuple(_to_tensor(g, be) for g in buf))
         if res is not None:
@@ -153,7 +154,7 @@ def post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> Any
 
 def leaf_hooks(leaf: Any, buf: list[Any], create_graph: bool) -> list[Any]:
     ex = leaf._extra
-    if ex is None or not ex.hooks or buf[0] is None:
+    if ex is None or not ex.hooks:  # an undefined gradient (None) is given to the hooks too
         return buf
     return [_tensor_hook_chain(ex.hooks, buf[0], leaf.backend,
                                f"hook on the leaf of shape {leaf.shape}", create_graph)]

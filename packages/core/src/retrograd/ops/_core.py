@@ -10,7 +10,7 @@ from typing import Any
 from .._version import FRESH, rebased_of
 from ..autograd.accumulate import accumulator_of
 from ..autograd.anomaly import _state as _anomaly
-from ..autograd.anomaly import forward_stack
+from ..autograd.anomaly import note_forward
 from ..autograd.graph import _LIVE as _saved_hooks_live
 from ..autograd.graph import pack_node
 from ..errors import RetrogradError
@@ -159,7 +159,7 @@ def record(
     node._sources = sources
     node._attrs = attrs
     if _anomaly.enabled:
-        node.metadata["traceback_"] = forward_stack()
+        note_forward(node)
     out.grad_fn = node
     out._requires_grad = True
     if _saved_hooks_live:  # some thread is inside saved_tensors_hooks: see autograd.graph
