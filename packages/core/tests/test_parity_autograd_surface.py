@@ -225,6 +225,29 @@ def cycle_warning_every_time(lib):
     return counts, lib.is_warn_always_enabled() == prev
 
 
+def queue_callback_outside_backward(lib):
+    lib.autograd.Variable._execution_engine.queue_callback(lambda: None)
+
+
+def queue_callback_runs_after_the_grads(lib):
+    engine = lib.autograd.Variable._execution_engine
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def hook(g):
+        engine.queue_callback(lambda: seen.append(("first", x.grad)))
+        engine.queue_callback(lambda: engine.queue_callback(lambda: seen.append("queued")))
+        return g
+
+    y = x * 2
+    y.register_hook(hook)
+    y.sum().backward()
+    z = x * 3
+    z.register_hook(lambda g: engine.queue_callback(lambda: seen.append("in grad")))
+    lib.autograd.grad(z.sum(), x)
+    return seen, isinstance(x, lib.autograd.Variable)
+
+
 # -- .grad under create_graph ---------------------------------------------------------------
 def desc(fn):
     if fn is None:
@@ -482,7 +505,8 @@ PROGRAMS = [
     multi_grad_after_a_failed_backward,
     mutation_refused_without_it, mutation_allowed, mutation_of_a_base_of_a_saved_view,
     mutation_contexts_nested, backward_after_the_context,
-    multithreading_switch, cycle_warning_every_time,
+    multithreading_switch, cycle_warning_every_time, queue_callback_outside_backward,
+    queue_callback_runs_after_the_grads,
     first_grad_is_a_copy, first_grad_without_history, once_differentiable_graph,
     undefined_reaches_hooks, undefined_into_a_custom_function,
     undefined_without_materialized_grads, undefined_hook_cannot_define,
@@ -494,6 +518,8 @@ PROGRAMS = [
 PHRASES = {
     "edge_of_a_constant": "It is not possible to get the gradient edge",
     "unused_edge": "appears to not have been used in the graph",
+    "queue_callback_outside_backward": "Final callbacks can only be installed during "
+                                       "backward pass",
     "multi_grad_bad_mode": "Expects mode to be one of ('all', 'any') but got foo",
     "mutation_refused_without_it": "modified by an inplace operation",
     "mutation_contexts_nested": "allow_mutation_on_saved_tensors contexts cannot be nested",
@@ -507,3 +533,18 @@ PHRASES = {
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_program_matches_torch(program):
     same(program, PHRASES.get(program.__name__))
+
+
+def test_a_failing_callback_undoes_the_grads():
+    """E13 (a deliberate difference, docs/semantics.md): PyTorch keeps the ``.grad`` written
+    before a queued callback raised; retrograd undoes the backward's writes."""
+    import retrograd as rg
+
+    engine = rg.autograd.Variable._execution_engine
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = rg.tensor([5.0, 5.0])
+    y = x * 2
+    y.register_hook(lambda g: engine.queue_callback(lambda: 1 / 0))
+    with pytest.raises(ZeroDivisionError):
+        y.sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]

@@ -53,7 +53,8 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
 
 
 def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[Any],
-           create_graph: bool, tracer: Any, after_commit: Sequence[tuple[Any, Any]] = ()) -> None:
+           create_graph: bool, tracer: Any, after_commit: Sequence[tuple[Any, Any]] = (),
+           callbacks: list[Any] | None = None) -> None:
     """Write the staged gradients, all or nothing; then run, leaf by leaf in walk order, the
     post-accumulate hooks and the AccumulateGrad node's post-hooks (``after_commit``), with
     grad mode as during the walk (on only under create_graph), as PyTorch does. If a hook
@@ -90,10 +91,26 @@ def commit(staged: dict[Any, Any], retained: list[tuple[Any, Any]], seeds: list[
         if hooked or after_commit:
             _grad.enabled = create_graph
             _run_hooks(staged, after_commit, create_graph)
+        if callbacks:
+            run_callbacks(callbacks, create_graph)
     except BaseException:
         if done[0]:  # a hook (or a Ctrl-C after the publish) failed: E13 read strictly
             _undo_held(plan, done)
         raise
+    finally:
+        _grad.enabled = prev
+
+
+def run_callbacks(callbacks: list[Any], create_graph: bool) -> None:
+    """The callbacks queued during a walk (``Engine.queue_callback``), in order, with grad
+    mode as during the walk; one may queue more, which run after it."""
+    prev = _grad.enabled
+    _grad.enabled = create_graph
+    try:
+        i = 0
+        while i < len(callbacks):
+            callbacks[i]()
+            i += 1
     finally:
         _grad.enabled = prev
 

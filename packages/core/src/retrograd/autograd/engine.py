@@ -28,7 +28,7 @@ from ..warn_always import _state as _warn_always
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
 from .anomaly import check_outputs, warn_error_in
-from .commit import commit
+from .commit import commit, run_callbacks
 from .gradient_edge import GradientEdge, edge_target
 from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
@@ -297,6 +297,18 @@ class Engine:
         roots, seeds = _roots_and_seeds(root, grad_seed)
         _walk(roots, seeds, retain_graph, create_graph, fuse, None, accumulate=True,
               implicit_seed=True)
+
+    @staticmethod
+    def queue_callback(callback: Any) -> None:
+        """Run ``callback()`` once the backward running in this thread has finished: after
+        the ``.grad`` writes and the post-accumulate hooks, in the order queued (a callback
+        may queue more). Only during a backward (from a hook or a custom backward), as
+        PyTorch's ``Variable._execution_engine.queue_callback``. One that raises undoes the
+        backward's ``.grad`` writes (E13)."""
+        st = _reentry.current
+        if st is None:
+            raise RetrogradError("Final callbacks can only be installed during backward pass.")
+        st.callbacks.append(callback)
 
     @staticmethod
     def grad(root: Any, inputs: Sequence[Any], grad_seed: Any = None, retain_graph: bool = False,
@@ -625,7 +637,9 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
             unused_check(state.captured)  # raises before any .grad is written (E13)
         if accumulate or state.retained:  # autograd.grad fills retained .grad too (E9)
             commit(state.staged, state.retained, seed_values, create_graph, tracer,
-                   state.after_commit)
+                   state.after_commit, state.callbacks)
+        elif state.callbacks:
+            run_callbacks(state.callbacks, create_graph)
         ok = True
         if walk in _gc_holders:  # released inside the try, and again (a no-op) in finally
             _resume_gc(walk)
@@ -650,7 +664,7 @@ class _WalkState:
 
     __slots__ = ("inputs", "captures", "accumulate", "create_graph", "retain", "tracer",
                  "pending", "staged", "retained", "captured", "marks", "masks", "current",
-                 "after_commit", "task_id", "order", "executes")
+                 "after_commit", "task_id", "order", "executes", "callbacks")
 
     def __init__(self, inputs: Any, captures: Any, accumulate: bool, create_graph: bool,
                  retain: bool, tracer: Any) -> None:
@@ -673,6 +687,7 @@ class _WalkState:
         self.task_id = next(_task_ids)
         self.order: list[Node] = []  # the nodes this walk runs (``will_engine_execute_node``)
         self.executes: set[Node] | None = None  # ``order`` as a set, made when first asked
+        self.callbacks: list[Any] = []  # ``Engine.queue_callback``: run after the commit
 
 
 def _run_plain(order: list[Node], st: _WalkState) -> None:
@@ -728,6 +743,7 @@ def _run_plain(order: list[Node], st: _WalkState) -> None:
             nexts = node._next
             bare = type(nexts) is not tuple  # one edge, to slot 0 of node ``nexts``
             formula = type(node)._formula
+            outs: Any
             if undefined:
                 outs = (None,) * len(next_entries(node))  # one per input, as a rule gives
             elif formula:

@@ -322,6 +322,7 @@ class FunctionCtx(Node):
             if t is None:
                 saved.append(None)
                 continue
+            e: Any
             if t.grad_fn is self:
                 e = _SavedOutput(t)
                 vc = e.vc
