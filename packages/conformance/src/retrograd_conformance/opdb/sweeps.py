@@ -833,6 +833,13 @@ def _extremes_rows() -> list[SweepInfo]:
             _extreme(f"x={'+' if sign > 0 else '-'}{m:g}",
                      _const(sign * np.array([m, 0.75 * m, m - 0.5, 0.5 / sign])), fn)
             for m in MAGNITUDES for sign in (1.0, -1.0)]))
+    # a tiny result compared on a scale where it shows: log(sigmoid(x)) for x far below 0
+    # (a sigmoid computed as 0.5 * (1 + tanh(x / 2)) cancels to 0 there in float32, which
+    # an absolute tolerance on sigmoid itself lets through)
+    rows[0] = dataclasses.replace(rows[0], samples=rows[0].samples + tuple(
+        _extreme(f"log(sigmoid(x)),x=-{m:g}", _const(-np.array([m, 0.75 * m, 0.5 * m])),
+                 lambda lib, a: lib.sigmoid(a).log())
+        for m in (20.0, 40.0)))
     rows.append(_row("log", "extremes", [
         _extreme(f"x={m:g} and 1/{m:g}", _const([m, 0.75 * m, 1 / m, 0.5]), UNARY["log"][0])
         for m in MAGNITUDES]))
