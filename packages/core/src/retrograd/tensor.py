@@ -32,7 +32,7 @@ _create_lock = threading.RLock()
 
 class _Extra:
     __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
-                 "view_creation", "view_chain", "plain_views")
+                 "view_creation", "view_chain", "plain_views", "multi_output", "alias_view")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -50,6 +50,12 @@ class _Extra:
         self.view_creation: str | None = None
         # a base's views taken while it needed no gradient: id -> weakref (ops.late_views)
         self.plain_views: dict[int, Any] | None = None
+        # PyTorch's refusal of a recorded in-place op on an output of a view op with several
+        # outputs (unbind, split), or on a view of one, taken from a tensor that needed no
+        # gradient (one that did carries it in ``view_creation``): ops.views
+        self.multi_output: str | None = None
+        # a view (for ``_is_view``) that no other field marks: one of a detached alias
+        self.alias_view = False
 
 
 class Tensor:
@@ -465,6 +471,20 @@ class Tensor:
             )
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
                  inputs=inputs)
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another for autograd (PyTorch's ``_is_view``):
+        made by a view op. A ``detach()`` alias shares its source's memory but is no view,
+        nor is a view of an inference tensor, as in PyTorch."""
+        if self._base is None:
+            return False
+        ex = self._extra
+        if ex is not None and (ex.view_chain is not None or ex.view_creation is not None or
+                               ex.multi_output is not None or ex.alias_view):
+            return True
+        from .ops.late_views import is_registered
+
+        return is_registered(self)
 
     # -- detaching, copying, conversion -----------------------------------------------------
     def detach(self) -> Tensor:

@@ -107,9 +107,14 @@ def _backward() -> Callable[[], Any]:
 def test_interrupt_at_every_opcode_of_a_walk_with_the_collector_on():
     assert gc.isenabled()
 
+    from retrograd.autograd.engine import current_graph_task_id
+
     def check(where: str) -> None:
         assert gc.isenabled(), f"{where}: the collector was left disabled"
         assert depth() == 0, f"{where}: pause depth {depth()}"
+        # the walk's record as this thread's current backward (queue_callback, multi-grad
+        # hooks) does not outlive it
+        assert current_graph_task_id() == -1, f"{where}: a finished walk is still current"
 
     every_opcode(_backward, check)
 

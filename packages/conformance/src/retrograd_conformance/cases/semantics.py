@@ -726,6 +726,44 @@ def late_no_grad_view_refused(lib: Any) -> dict[str, Any]:
     return {"using the no_grad view": lib.capture(lambda: v * 3)}
 
 
+def multi_output_view_inplace(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    y = x * 1
+    a, b, c = y.unbind()
+    s0, s1 = y.split([1, 2])
+    out = {"a.mul_(2)": lib.capture(lambda: a.mul_(2)),
+           "a view of b, add_(1)": lib.capture(lambda: b.view(-1).add_(1)),
+           "split output zero_()": lib.capture(lambda: s1.zero_()),
+           "chunk output t_()": lib.capture(lambda: y.chunk(3)[0].t_())}
+    with lib.no_grad():
+        c.mul_(10)  # allowed with grad mode off: writes y
+    out["y after the no_grad write"] = y
+    out["using a after its base changed"] = lib.capture(lambda: a * 2)
+    p = lib.tensor([1.0, 2.0, 3.0])  # nothing requires grad: nothing recorded, nothing refused
+    p.unbind()[1].add_(5)
+    out["plain unbind output written"] = p
+    u = x + x
+    u0, u1, u2 = u.unsafe_split(1)  # no views for autograd: written in place freely
+    u0.mul_(u1)
+    u0.sum().backward()
+    out["x.grad through unsafe_split"] = x.grad
+    return out
+
+
+def narrow_unbind_split_grads(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]], requires_grad=True)
+    n = x.narrow(1, -2, 2)
+    a, b = x.unbind()
+    s = x.split(2, 1)
+    loss = (n * n).sum() + (b * 3).sum() + (s[1] * s[1]).sum() + x.diagonal().sum()
+    (gx,) = lib.autograd.grad(loss, x, create_graph=True)
+    (ggx,) = lib.autograd.grad((gx * gx).sum(), x)
+    return {"narrow node": n.grad_fn.name(), "unbind node": a.grad_fn.name(),
+            "split node": s[0].grad_fn.name(), "diagonal node": x.diagonal().grad_fn.name(),
+            "one node for all outputs": a.grad_fn is b.grad_fn, "b.output_nr": b.output_nr,
+            "grad": gx, "double backward": ggx}
+
+
 def integer_history(lib: Any) -> dict[str, Any]:
     w = lib.tensor([1.5, -1.0], requires_grad=True)
     m = lib.tensor([1, 0], dtype=lib.int64)
@@ -1182,6 +1220,24 @@ SEMANTICS_CASES: tuple[SemanticsCase, ...] = (
         "modifying an output that its op saved (exp) makes backward raise",
         "y = x.exp(); y.add_(1); backward raises the version error", inplace_saved_output,
         {"backward": Raises("runtime/version-mismatch"), "x.grad": None}),
+    SemanticsCase(
+        "inplace-multi-output-view", "inplace",
+        "outputs of unbind/split/chunk may not be changed in place while recording",
+        "in-place on one (or a view of one, or an in-place view op) raises; allowed under "
+        "no_grad, which makes the output unusable; unsafe_split outputs may be written",
+        multi_output_view_inplace,
+        {"a.mul_(2)": RT, "a view of b, add_(1)": RT, "split output zero_()": RT,
+         "chunk output t_()": RT, "y after the no_grad write": [[1, 2], [3, 4], [50, 60]],
+         "using a after its base changed": RT, "plain unbind output written": [1, 7, 3],
+         "x.grad through unsafe_split": [[12, 16], [4, 8], [0, 0]]}),
+    SemanticsCase(
+        "view-ops-narrow-unbind-split", "inplace",
+        "narrow, unbind, split and diagonal: PyTorch's nodes, one node for several outputs",
+        "gradients, also of a double backward; unused outputs get zeros",
+        narrow_unbind_split_grads,
+        {"narrow node": "SliceBackward0", "unbind node": "UnbindBackward0",
+         "split node": "SplitBackward0", "diagonal node": "DiagonalBackward0",
+         "one node for all outputs": True, "b.output_nr": 1}),
     SemanticsCase(
         "pow-zero-base-tensor-exponent", "inplace",
         "pow(base, exponent) at base 0, both tensors requiring grad: no NaN from 0 * log(0)",

@@ -641,6 +641,7 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
         elif state.callbacks:
             run_callbacks(state.callbacks, create_graph)
         ok = True
+        _reentry.current = outer  # here and in finally: an interrupt in either leaves none
         if walk in _gc_holders:  # released inside the try, and again (a no-op) in finally
             _resume_gc(walk)
         if not accumulate:

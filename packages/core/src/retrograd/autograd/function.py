@@ -793,6 +793,9 @@ def _check_dirty(cls: Any, t: Tensor, is_input: bool, num_outputs: int) -> None:
     base = t._base
     if base is None:
         return
+    creation = t._extra.view_creation if t._extra is not None else None
+    if creation is not None and creation.startswith("multi_output: "):  # ops.views
+        raise RetrogradError(creation.partition(": ")[2])  # checked first, as PyTorch
     if num_outputs > 1:
         raise RetrogradError(_DIRTY_VIEW_MULTI)
     if base._requires_grad and base.grad_fn is None:

@@ -17,8 +17,8 @@ from .._version import FRESH, new_counter
 from ..errors import DoubleBackwardUnsupported, RetrogradError, VersionMismatch
 from ..tensor import Tensor, _create_lock
 
-__all__ = ["Node", "Edge", "FormulaNode", "formula_node", "edge_node", "edge_pair",
-           "next_entries", "FIRST_ONLY"]
+__all__ = ["Node", "Edge", "FormulaNode", "MultiOutputFormulaNode", "formula_node",
+           "edge_node", "edge_pair", "next_entries", "FIRST_ONLY"]
 
 _hook_ids = itertools.count()
 
@@ -123,6 +123,7 @@ class Node:
     _nin = 1  # number of gradient inputs (= forward outputs)
     _arity = 0  # number of forward inputs when fixed (binary ops: 2); 0 when it varies
     _formula = False  # True for FormulaNode: the engine calls its rule directly
+    _runs_undefined = False  # True: run even when every gradient is undefined (engine)
     fused = False
 
     def __init__(self, next_edges: Sequence[Any] = ()) -> None:
@@ -432,11 +433,43 @@ def _counter_for(node: FormulaNode, arr: Any) -> Any:
     return new_counter()
 
 
+class MultiOutputFormulaNode(FormulaNode):
+    """A formula node of an op with several differentiable outputs (``unbind``, ``split``):
+    one node, each output its own slot (``Tensor._output_nr``), as PyTorch records them.
+    Its rule gets the tuple of the outputs' gradients as ``g`` -- None for an output no
+    gradient reached -- where a one-output rule gets one value. ``_nin`` (the number of
+    outputs) is set per node by the op that records it. The walk runs it through ``apply``
+    (``_formula`` False), as it runs a custom Function's node."""
+
+    __slots__ = ("_nin",)
+    _formula = False
+
+    def release_saved(self) -> None:
+        """Free the saved values after a backward. A node that saved none (the view ops':
+        unbind, split) stays usable, as in PyTorch: a backward from one of its outputs must
+        not refuse a later backward from another (``a, b = x.unbind(); a.backward();
+        b.backward()``)."""
+        if self._saved:
+            super().release_saved()
+
+    def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
+        return self.rule(self._backend.ops, tuple(grad_outputs), self._saved, self._attrs,
+                         next_entries(self))
+
+    def graph_rule(self, grad_outputs: Sequence[Any], needs: Sequence[Any]) -> tuple[Any, ...]:
+        saved = self.unpack_saved()
+        outs = self.rule(_GRAPH_F[0] if _GRAPH_F else _graph_ops(), tuple(grad_outputs), saved,
+                         self._attrs, needs)
+        return _with_history(outs, saved, grad_outputs)
+
+
 def formula_node(name: str, rule: Callable[..., tuple[Any, ...]],
-                 arity: int = 0) -> type[FormulaNode]:
+                 arity: int = 0, multi_output: bool = False) -> type[FormulaNode]:
     """Make the node class of one op: ``formula_node("MulBackward", mul_rule, arity=2)``.
-    ``arity``: the number of forward inputs when the op always has that many (0: varies)."""
-    return type(name, (FormulaNode,),
+    ``arity``: the number of forward inputs when the op always has that many (0: varies).
+    ``multi_output``: the op has several differentiable outputs (``MultiOutputFormulaNode``)."""
+    base = MultiOutputFormulaNode if multi_output else FormulaNode
+    return type(name, (base,),
                 {"__slots__": (), "rule": staticmethod(rule), "_arity": arity})
 
 

@@ -15,6 +15,7 @@ from ..errors import RetrogradError, ShapeError
 from ..inference_mode import _active as _inference_active
 from ..inference_mode import creation_counter
 from ..tensor import Tensor
+from .declare import op
 
 __all__ = ["tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "rand", "randn",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
@@ -530,3 +531,104 @@ def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None,
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     return _like("randn_like", t, randn, dtype, device, requires_grad)
+
+
+def _count(name: str, arg: str, v: Any) -> int:
+    """A count argument (``n``, ``m``) as PyTorch takes it: an int (or ``__index__``),
+    non-negative."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(v).__name__}")
+    n = operator.index(v)
+    if n < 0:
+        raise RetrogradError(f"{arg} must be greater or equal to 0, got {n}")
+    return n
+
+
+@op("eye", method=False, differentiable=False)
+def eye(n: Any, m: Any = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The ``n`` x ``m`` matrix (``m`` defaults to ``n``) with ones on its diagonal and zeros
+    elsewhere, of the default float dtype unless ``dtype`` says otherwise."""
+    rows = _count("eye", "n", n)
+    cols = rows if m is None else _count("eye", "m", m)
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.eye(rows, cols, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, "eye")
+
+
+def _int_bound(name: str, v: Any) -> int:
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{name}(): the bounds must be ints, got {type(v).__name__}")
+    return operator.index(v)
+
+
+@op("randint", method=False, differentiable=False)
+def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+            generator: Any = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers drawn uniformly from ``[low, high)`` (``low`` defaults to 0): called as
+    ``randint(high, size)`` or ``randint(low, high, size)``, as in PyTorch; int64 unless
+    ``dtype`` says otherwise. Drawn from the generator ``manual_seed`` seeds (``generator``
+    is not supported)."""
+    if generator is not None:
+        raise NotImplementedError("randint: a generator argument is not supported (seed the "
+                                  "global generator with retrograd.manual_seed)")
+    pos = list(args)
+    if size is None:
+        if not pos:
+            raise TypeError("randint() missing required argument 'size'")
+        size = pos.pop()
+    if len(pos) > 2:
+        raise TypeError(f"randint() takes at most 3 positional arguments ({len(args)} given)")
+    if len(pos) == 2:
+        if low is not None or high is not None:
+            raise TypeError("randint() got multiple values for argument 'low' or 'high'")
+        low, high = pos
+    elif len(pos) == 1:
+        if high is None:
+            high = pos[0]
+        else:
+            low = pos[0]
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    lo = 0 if low is None else _int_bound("randint", low)
+    hi = _int_bound("randint", high)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = _size("randint", (size,))
+    if lo >= hi:
+        raise RetrogradError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
+                             f">= to={hi}")
+    dt = as_dtype(dtype) if dtype is not None else int64
+    values = _generator().integers(lo, hi, size=shape, dtype="int64")
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, "randint")
+
+
+@op("randperm", method=False, differentiable=False)
+def randperm(n: Any, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), drawn
+    from the generator ``manual_seed`` seeds."""
+    if generator is not None:
+        raise NotImplementedError("randperm: a generator argument is not supported (seed the "
+                                  "global generator with retrograd.manual_seed)")
+    if isinstance(n, bool) or not hasattr(n, "__index__"):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    count = operator.index(n)
+    if count < 0:
+        raise ShapeError(f"Trying to create tensor with negative dimension {count}: [{count}]")
+    dt = as_dtype(dtype) if dtype is not None else int64
+    values = _generator().permutation(count)
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, "randperm")

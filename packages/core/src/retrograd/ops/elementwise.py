@@ -410,16 +410,27 @@ SubBackward = formula_node("SubBackward0", _sub_rule, arity=2)
 RsubBackward = formula_node("RsubBackward1", lambda F, g, s, a, n: (F.neg(g),), arity=1)
 
 
-def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+def add(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    if out is not None:  # ``out=``: ops.inplace.write_out
+        return _write_out("add", out, (a, b), lambda: add(a, b, alpha=alpha))
     if alpha != 1:
         b = mul(b, alpha)
     return _binary("add", AddBackward, a, b, None, True)
 
 
-def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+def sub(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    if out is not None:
+        return _write_out("sub", out, (a, b), lambda: sub(a, b, alpha=alpha))
     if alpha != 1:
         b = mul(b, alpha)
     return _binary("sub", SubBackward, a, b, None)
+
+
+def _write_out(name: str, out: Any, inputs: tuple[Any, ...], compute: Any) -> Tensor:
+    """The ``out=`` form of ``name``: ``ops.inplace.write_out`` (imported on first use)."""
+    from .inplace import write_out
+
+    return write_out(name, out, inputs, compute)
 
 
 # -- mul / div ---------------------------------------------------------------------------------
@@ -448,12 +459,16 @@ DivBackward = formula_node("DivBackward0", _div_rule, arity=2)
 ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity=1)
 
 
-def mul(a: Any, b: Any) -> Tensor:
+def mul(a: Any, b: Any, *, out: Any = None) -> Tensor:
+    if out is not None:
+        return _write_out("mul", out, (a, b), lambda: mul(a, b))
     return _binary("mul", MulBackward, a, b, "cross", True)
 
 
-def div(a: Any, b: Any) -> Tensor:
+def div(a: Any, b: Any, *, out: Any = None) -> Tensor:
     """True division (integers divide as the default float dtype)."""
+    if out is not None:
+        return _write_out("div", out, (a, b), lambda: div(a, b))
     if not isinstance(a, Tensor) and isinstance(b, Tensor) and \
             promotion.is_number(a := promotion.scalar_value(a)):
         # ``c / x`` is PyTorch's ``x.reciprocal() * c``: the same values to the bit, and the

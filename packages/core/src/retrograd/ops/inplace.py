@@ -8,25 +8,41 @@ grad it is an error. Through a *view* the base is rebased instead, and the view 
 from it (``ops.view_inplace``), as in PyTorch; a view PyTorch will not rebase (made in
 no_grad mode, an output of a custom Function that aliases an input) is refused with
 PyTorch's message.
+
+An op whose node saves its own output (``exp_``, ``tanh_``, ``relu_`` ...) saves what is then
+the tensor itself: its node is stamped with the tensor's counter, so that a later in-place
+change before the backward raises, as in PyTorch (``_adopt_saved_output``). ``resize_``
+bumps the version only when the shape changes; ``write_out`` is the ``out=`` keyword of the
+ops that take one.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .._version import new_counter
 from ..autograd.commit import expandable_to
-from ..errors import RetrogradError, ShapeError
+from ..dtypes import get_default_dtype
+from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
+from . import elementwise as _ew
+from . import pointwise as _pw
 from . import promotion
 from ._core import Scalar, check_device, inplace_result, same_device, view_refusal
+from .declare import op
 from .late_views import wake
 from .view_inplace import LEAF_VIEW
 
-__all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem"]
+__all__ = ["add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "setitem", "exp_", "sin_",
+           "cos_", "tanh_", "sigmoid_", "relu_", "sqrt_", "log_", "abs_", "neg_", "log1p_",
+           "expm1_", "square_", "reciprocal_", "rsqrt_", "sign_", "floor_", "tan_", "sinh_",
+           "cosh_", "asin_", "acos_", "atan_", "erf_", "clamp_", "clip_", "pow_", "atan2_",
+           "masked_fill_", "resize_", "resize_as_", "write_out"]
 
 
 def _inplace(
@@ -36,7 +52,25 @@ def _inplace(
     out_of_place: Callable[[Tensor], Tensor],
     raw_apply: Callable[[Any], None],
     needs_old: bool,
+    adopt: bool = False,
 ) -> Tensor:
+    """Apply an in-place op to ``t``: recorded (``out_of_place`` on a stand-in for the old
+    value, ``t`` rebased onto its node) when grad mode is on and something requires grad,
+    else ``raw_apply(t's array)``. ``needs_old``: the out-of-place op saves its input, so the
+    stand-in gets a copy of the old value. ``adopt``: its node may save its own output, which
+    is then ``t`` itself, as in PyTorch (``_adopt_saved_output``)."""
+    if adopt and _grad.enabled:
+        results: list[Tensor] = []
+
+        def capture(old: Tensor) -> Tensor:
+            res = out_of_place(old)
+            results.append(res)
+            return res
+
+        _inplace(name, t, operands, capture, raw_apply, needs_old)
+        if results:
+            _adopt_saved_output(results[-1], t)
+        return t
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
     for o in operands:
@@ -47,16 +81,17 @@ def _inplace(
     grad = _grad.enabled
     if grad and t._extra is not None and t._extra.view_creation is not None:
         creation = t._extra.view_creation
-        if creation != "no_grad_plain" or t._requires_grad or any(
-                isinstance(o, Tensor) and o._requires_grad for o in operands):
-            _refuse_view(creation, t)  # a view of a plain tensor: only a recorded op is refused
+        if t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad
+                                   for o in operands):
+            _refuse_view(creation, t)  # as PyTorch: only an op that would be recorded
     if grad and t._requires_grad and t.grad_fn is None:
         if t._base is not None and t._extra is not None and \
                 t._extra.view_chain is not None and t._extra.view_epoch != -1:
             raise RetrogradError(f"{name}: {LEAF_VIEW}")  # woken by requires_grad_: late_views
         raise RetrogradError(
-            f"{name}: a leaf tensor of shape {t.shape} that requires grad is being used in an "
-            "in-place operation; do it under retrograd.no_grad() or use an out-of-place op"
+            f"{name}: a leaf Variable that requires grad is being used in an in-place "
+            f"operation. (a leaf tensor of shape {t.shape} that requires grad: do it under "
+            "retrograd.no_grad() or use an out-of-place op)"
         )
     if t._vc is INFERENCE and not _grad.inference:  # refused before anything changes
         raise RetrogradError(INPLACE_ERROR)
@@ -102,6 +137,25 @@ def _inplace(
         ) from None
     touch(t._counter())
     return t
+
+
+def _adopt_saved_output(res: Tensor, t: Tensor) -> None:
+    """Stamp the saved output of ``res``'s node (if it saved it, unstamped) with ``t``'s
+    counter as it is now."""
+    node = res.grad_fn
+    sources = getattr(node, "_sources", None)
+    if not sources or res._vc is not None or node is None:
+        return
+    vc = t._vc
+    if vc is None or vc is INFERENCE:
+        return
+    stamps = node._versions
+    nr = res._output_nr
+    for i, src in enumerate(sources):
+        if type(src) is int and src == nr and \
+                not any(stamps[k + 2] == i for k in range(0, len(stamps), 3)):
+            stamps = stamps + (vc, bytes(vc), i)
+    node._versions = stamps
 
 
 _VERSION_AND_EPOCH = 1 + (1 << 64)  # version: bytes 0-7 of a counter; rebase epoch: 8-14
@@ -374,3 +428,236 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
 
     return _inplace("__setitem__", t, (value,), out_of_place, raw_apply, False)
 
+
+# -- in-place forms of the unary ops -------------------------------------------------------------
+def _unary_(name: str, t: Any, fn: Callable[[Tensor], Tensor], floating: bool,
+            save: str | None) -> Tensor:
+    """``t`` replaced by ``fn(t)`` in place. ``floating``: ``fn`` computes an integer or bool
+    input in the default float dtype, which cannot be written back (PyTorch's "result type
+    Float can't be cast to the desired output type Long"). ``save``: what ``fn``'s node
+    saves -- "in" (the old value, copied first), "out" (the result, which is ``t``: see
+    ``_adopt_saved_output``) or None."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    if floating and not t.dtype.is_floating_point:
+        promotion.check_cast(get_default_dtype(), t.dtype)
+    be = t.backend
+
+    def raw(a: Any) -> None:
+        res = fn(Tensor(a, be))
+        be.ops.assign_(a, promotion.to_dtype_of(t, res))
+
+    return _inplace(name, t, (), fn, raw, save == "in", adopt=save == "out")
+
+
+def _declare_unary_(name: str, fn: Callable[[Tensor], Tensor], floating: bool,
+                    save: str | None, function: bool = True) -> Callable[[Tensor], Tensor]:
+    def inplace_op(t: Tensor) -> Tensor:
+        return _unary_(name, t, fn, floating, save)
+
+    inplace_op.__name__ = inplace_op.__qualname__ = name
+    inplace_op.__doc__ = (f"``{name[:-1]}(t)`` written into ``t`` (its version bumped, its "
+                          "history rebased when recorded); returns ``t``.")
+    return op(name, function=function, differentiable=False)(inplace_op)
+
+
+exp_ = _declare_unary_("exp_", _ew.exp, True, "out")
+sin_ = _declare_unary_("sin_", _ew.sin, True, "in")
+cos_ = _declare_unary_("cos_", _ew.cos, True, "in")
+tanh_ = _declare_unary_("tanh_", _ew.tanh, True, "out")
+sigmoid_ = _declare_unary_("sigmoid_", _ew.sigmoid, True, "out")
+relu_ = _declare_unary_("relu_", _ew.relu, False, "out")
+sqrt_ = _declare_unary_("sqrt_", _ew.sqrt, True, "out")
+log_ = _declare_unary_("log_", _ew.log, True, "in")
+abs_ = _declare_unary_("abs_", _ew.abs, False, "in")
+neg_ = _declare_unary_("neg_", _ew.neg, False, None)
+log1p_ = _declare_unary_("log1p_", _pw.log1p, True, "in")
+expm1_ = _declare_unary_("expm1_", _pw.expm1, True, "out")
+square_ = _declare_unary_("square_", _pw.square, False, "in")
+reciprocal_ = _declare_unary_("reciprocal_", _pw.reciprocal, True, "out")
+rsqrt_ = _declare_unary_("rsqrt_", _pw.rsqrt, True, "out")
+sign_ = _declare_unary_("sign_", _pw.sign, False, None, function=False)
+floor_ = _declare_unary_("floor_", _pw.floor, False, None)
+tan_ = _declare_unary_("tan_", _pw.tan, True, "out")
+sinh_ = _declare_unary_("sinh_", _pw.sinh, True, "in")
+cosh_ = _declare_unary_("cosh_", _pw.cosh, True, "in")
+asin_ = _declare_unary_("asin_", _pw.asin, True, "in")
+acos_ = _declare_unary_("acos_", _pw.acos, True, "in")
+atan_ = _declare_unary_("atan_", _pw.atan, True, "in")
+erf_ = _declare_unary_("erf_", _pw.erf, True, "in")
+
+
+def _clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``clamp(t, min, max)`` written into ``t``; the bounds may not promote ``t``'s dtype
+    (an integer tensor takes no float bound)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"clamp_(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    bounds = [promotion.scalar_value(b) for b in (min, max) if b is not None]
+    if bounds and all(promotion.is_number(b) for b in bounds):
+        r = promotion.operands_result_type(t, *bounds)
+        if not promotion.can_cast(r, t.dtype):
+            raise DTypeError(f"result type {promotion.torch_name(r)} can't be cast to the "
+                             f"desired output type {promotion.c_name(t.dtype)}")
+    be = t.backend
+
+    def fn(x: Tensor) -> Tensor:
+        return _ew.clamp(x, min, max)
+
+    def raw(a: Any) -> None:
+        be.ops.assign_(a, promotion.to_dtype_of(t, fn(Tensor(a, be))))
+
+    return _inplace("clamp_", t, (), fn, raw, True)
+
+
+clamp_ = op("clamp_", differentiable=False)(_clamp_)
+clip_ = op("clip_", differentiable=False)(_clamp_)
+
+
+@op("pow_", function=False, differentiable=False)
+def pow_(t: Tensor, exponent: Any) -> Tensor:
+    """``t ** exponent`` written into ``t`` (``exponent`` a number or a tensor that broadcasts
+    to ``t``); the result dtype may not be above ``t``'s."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"pow_(): expected a Tensor, got {type(t).__name__}")
+    v = exponent if isinstance(exponent, Tensor) else promotion.scalar_value(exponent)
+    if isinstance(v, Tensor) or promotion.is_number(v):
+        _check_broadcast("pow_", t, v)
+        promotion.check_cast(promotion.operands_result_type(t, v), t.dtype)
+    be = t.backend
+
+    def fn(x: Tensor) -> Tensor:
+        return _ew.pow(x, v)
+
+    def raw(a: Any) -> None:
+        be.ops.assign_(a, promotion.to_dtype_of(t, fn(Tensor(a, be))))
+
+    return _inplace("pow_", t, (v,), fn, raw, True, adopt=True)
+
+
+@op("atan2_", function=False, differentiable=False)
+def atan2_(t: Tensor, other: Tensor) -> Tensor:
+    """``atan2(t, other)`` written into ``t`` (a floating tensor; ``other`` broadcasts to
+    it)."""
+    if not isinstance(t, Tensor) or not isinstance(other, Tensor):
+        bad = other if isinstance(t, Tensor) else t
+        raise TypeError(f"atan2_(): argument 'other' must be Tensor, not {type(bad).__name__}")
+    _check_broadcast("atan2_", t, other)
+    r = promotion.operands_result_type(t, other)
+    promotion.check_cast(r if r.is_floating_point else get_default_dtype(), t.dtype)
+    be = t.backend
+
+    def fn(x: Tensor) -> Tensor:
+        return _pw.atan2(x, other)
+
+    def raw(a: Any) -> None:
+        be.ops.assign_(a, promotion.to_dtype_of(t, fn(Tensor(a, be))))
+
+    return _inplace("atan2_", t, (other,), fn, raw, True)
+
+
+@op("masked_fill_", function=False, differentiable=False)
+def masked_fill_(t: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` (a number or a 0-d tensor) written into ``t`` where the bool ``mask`` (which
+    broadcasts to ``t``) is True; returns ``t``."""
+    value = _pw.masked_fill_value("masked_fill_", t, mask, value)
+    _check_broadcast("masked_fill_", t, mask)
+    be = t.backend
+
+    def fn(x: Tensor) -> Tensor:
+        return _pw.masked_fill(x, mask, value)
+
+    def raw(a: Any) -> None:
+        be.ops.assign_(a, fn(Tensor(a, be))._data)
+
+    return _inplace("masked_fill_", t, (mask, value), fn, raw, False)
+
+
+# -- resize_ -------------------------------------------------------------------------------------
+@op("resize_", function=False, differentiable=False)
+def resize_(t: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``t`` the shape ``sizes``, keeping its first elements in order (new ones are
+    zeros here; PyTorch leaves them uninitialized). A change of shape bumps the version; the
+    same shape changes nothing. A tensor that requires grad cannot be resized, nor (here) a
+    view to another shape (outside inference mode)."""
+    from .creation import _size
+
+    if not isinstance(t, Tensor):
+        raise TypeError(f"resize_(): expected a Tensor, got {type(t).__name__}")
+    shape = _size("resize_", sizes)
+    if t._requires_grad and not _grad.inference:  # inference mode skips the check, as PyTorch
+        raise RetrogradError("cannot resize variables that require grad")
+    if shape == t.shape:
+        return t
+    if t._vc is INFERENCE and not _grad.inference:
+        raise RetrogradError(INPLACE_ERROR)
+    if t._base is not None:
+        raise ShapeError(f"resize_: cannot resize a view of shape {t.shape} to {shape} "
+                         "(retrograd resizes only a tensor that owns its memory: clone() it)")
+    be = t.backend
+    F = be.ops
+    n = math.prod(shape)
+    flat = F.reshape(t._data, (-1,))
+    have = flat.shape[0]
+    if n <= have:
+        data = F.copy(F.getitem(flat, slice(0, n)))
+    else:
+        data = F.concat((flat, F.zeros((n - have,), flat.dtype)), 0)
+    t._data = F.reshape(data, shape)
+    touch(t._counter())
+    return t
+
+
+@op("resize_as_", differentiable=False)
+def resize_as_(t: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``t.resize_(the_template.shape)``."""
+    if not isinstance(the_template, Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' must be Tensor, not "
+                        f"{type(the_template).__name__}")
+    return resize_(t, the_template.shape)
+
+
+# -- out= ----------------------------------------------------------------------------------------
+def write_out(name: str, out: Any, inputs: tuple[Any, ...],
+              compute: Callable[[], Tensor]) -> Tensor:
+    """``compute()`` written into ``out``, for the ``out=`` keyword of an op: refused with
+    PyTorch's error when autograd is on and an input or ``out`` requires grad, or when
+    ``out`` is an inference tensor outside inference mode. ``out`` is resized to the result's
+    shape (with PyTorch's deprecation warning when it had elements); the result's dtype may
+    not be above ``out``'s. ``out``'s version is bumped; it is returned."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _grad.enabled and (out._requires_grad or any(
+            isinstance(i, Tensor) and i._requires_grad for i in inputs)):
+        raise RetrogradError(f"{name}(): functions with out=... arguments don't support "
+                             "automatic differentiation, but one of the arguments requires "
+                             "grad.")
+    if out._vc is INFERENCE and not _grad.inference:
+        raise RetrogradError(INPLACE_ERROR)
+    for i in inputs:
+        if isinstance(i, Tensor):
+            check_device(name, out, i)
+    from ..grad_mode import no_grad
+
+    with no_grad():
+        res = compute()
+    promotion.check_cast(res.dtype, out.dtype)
+    if res.shape != out.shape:
+        if out._base is not None:
+            raise ShapeError(f"{name}(): out= a view of shape {out.shape} cannot be resized to "
+                             f"the result's shape {res.shape} (pass an out= tensor of that "
+                             "shape)")
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(res.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).", UserWarning, stacklevel=3)
+        be = out.backend
+        out._data = be.ops.empty(res.shape, out._data.dtype)
+    out.backend.ops.assign_(out._data, promotion.to_dtype_of(out, res))
+    touch(out._counter())
+    return out

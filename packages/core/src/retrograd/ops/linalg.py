@@ -10,9 +10,10 @@ from ..errors import DTypeError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import check_device, record
+from .declare import op
 from .promotion import c_name, is_numpy_array, torch_name
 
-__all__ = ["matmul", "linear"]
+__all__ = ["matmul", "linear", "mm", "mv", "dot", "outer"]
 
 
 def _matmul_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
@@ -267,3 +268,83 @@ def _linear_composite(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
                              f"broadcast shape {list(bshape)} (the bias, of shape "
                              f"{tuple(bias.shape)}, is added in place to the output)")
     return add(linear(x, weight, None), bias)
+
+
+def _two_tensors(name: str, a: Any, b: Any, second: str) -> None:
+    for arg, v in (("'input' (position 1)", a), (f"'{second}' (position 2)", b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name}(): argument {arg} must be Tensor, not {type(v).__name__}")
+    check_device(name, a, b)
+
+
+@op("mm")
+def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The matrix product of two 2-D tensors of one dtype (no broadcasting: see ``matmul``)."""
+    if out is not None:  # ``out=``: ops.inplace.write_out
+        from .inplace import write_out
+
+        return write_out("mm", out, (input, mat2), lambda: mm(input, mat2))
+    _two_tensors("mm", input, mat2, "mat2")
+    if input.ndim != 2:
+        raise ShapeError(f"self must be a matrix (mm: got a {input.ndim}-D tensor of shape "
+                         f"{input.shape})")
+    if mat2.ndim != 2:
+        raise ShapeError(f"mat2 must be a matrix (mm: got a {mat2.ndim}-D tensor of shape "
+                         f"{mat2.shape})")
+    sa, sb = input.shape, mat2.shape
+    if sa[1] != sb[0]:
+        raise ShapeError(f"{_mm_message((sa[0], sa[1]), (sb[0], sb[1]))} (mm)")
+    return matmul(input, mat2)
+
+
+@op("mv")
+def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The product of the 2-D ``input`` and the 1-D ``vec`` (one dtype)."""
+    if out is not None:  # ``out=``: ops.inplace.write_out
+        from .inplace import write_out
+
+        return write_out("mv", out, (input, vec), lambda: mv(input, vec))
+    _two_tensors("mv", input, vec, "vec")
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    sa = input.shape
+    if sa[1] != vec.shape[0]:
+        raise ShapeError(f"{_mv_message((sa[0], sa[1]), vec.shape[0])} (mv)")
+    return matmul(input, vec)
+
+
+@op("dot")
+def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The inner product of two 1-D tensors of one size and dtype (a 0-d tensor)."""
+    if out is not None:  # ``out=``: ops.inplace.write_out
+        from .inplace import write_out
+
+        return write_out("dot", out, (input, tensor), lambda: dot(input, tensor))
+    _two_tensors("dot", input, tensor, "tensor")
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise ShapeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
+                         "tensors")
+    n, k = input.shape[0], tensor.shape[0]
+    if n != k:
+        raise ShapeError(f"inconsistent tensor size, expected tensor [{n}] and src [{k}] to "
+                         f"have the same number of elements, but got {n} and {k} elements "
+                         "respectively")
+    return matmul(input, tensor)
+
+
+@op("outer")
+def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The outer product of two 1-D tensors: ``input[i] * vec2[j]``, as PyTorch computes it
+    (``input.reshape(-1, 1) * vec2``: dtypes promote, MulBackward0)."""
+    if out is not None:  # ``out=``: ops.inplace.write_out
+        from .inplace import write_out
+
+        return write_out("outer", out, (input, vec2), lambda: outer(input, vec2))
+    from .elementwise import mul
+    from .shape import reshape
+
+    _two_tensors("outer", input, vec2, "vec2")
+    for arg, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise ShapeError(f"outer: Expected 1-D argument {arg}, but got {t.ndim}-D")
+    return mul(reshape(input, (-1, 1)), vec2)

@@ -67,6 +67,8 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
                 out._requires_grad = True
         else:
             xc = x._extra.view_creation if x._extra is not None else None
+            if x._extra is not None and x._extra.multi_output is not None:
+                out._x().multi_output = x._extra.multi_output  # a view of an unbind output
             if xc is not None:
                 out._x().view_creation = xc  # a view of such a view
             elif not _grad.enabled:
@@ -78,6 +80,8 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
             if vc is not INFERENCE and (xc is None or xc == "no_grad_plain") and (
                     x._base is None or is_registered(x)):
                 register(out, out._base)  # followed if the base comes to need gradient
+            elif vc is not INFERENCE and xc is None:
+                out._x().alias_view = True  # a view of a detached alias: still a view
     return out
 
 
@@ -948,7 +952,7 @@ def _cat_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
     grads = []
     off = 0
     for i, n in enumerate(sizes):
-        grads.append(F.getitem(g, lead + (slice(off, off + n),)) if needs[i] else None)
+        grads.append(F.getitem(g, lead + (slice(off, off + n), ...)) if needs[i] else None)
         off += n
     return tuple(grads)
 
@@ -956,7 +960,7 @@ def _cat_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
 def _stack_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, ...]:
     dim, count = attrs
     lead = (slice(None),) * dim
-    return tuple(F.getitem(g, lead + (i,)) if needs[i] else None for i in range(count))
+    return tuple(F.getitem(g, lead + (i, ...)) if needs[i] else None for i in range(count))
 
 
 CatBackward = formula_node("CatBackward0", _cat_rule)

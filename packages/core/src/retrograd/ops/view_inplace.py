@@ -21,8 +21,9 @@ For that each view must know how it derives from its base. A view op records, wh
 requires grad (grad mode on) or is itself such a view, the chain of steps from the base in
 ``_extra.view_chain`` (``ops.shape._view_result``): ``(kind, arg)`` pairs, kind one of
 ``reshape`` (arg: the result's shape), ``permute`` (dims), ``expand`` (the result's shape),
-``getitem`` (a normalized basic key) or ``gather`` (an integer array of flat indices into the
-base, for a view whose steps were not recorded, see ``_strided_chain``). A chain replays on raw
+``getitem`` (a normalized basic key), ``diagonal`` ((offset, dim1, dim2)) or ``gather`` (an
+integer array of flat indices into the step's input: a view whose steps were not recorded,
+see ``_strided_chain``, or an ``as_strided`` one). A chain replays on raw
 arrays (the backend's kernels) and on tensors (retrograd's differentiable ops), so the
 ``CopySlices`` rule is written once against the op namespace ``F`` and works under
 ``create_graph=True`` too. Views of tensors that need no gradient record nothing: their view
@@ -50,6 +51,7 @@ PERMUTE = "permute"
 EXPAND = "expand"
 GETITEM = "getitem"
 GATHER = "gather"
+DIAGONAL = "diagonal"  # arg: (offset, dim1, dim2)
 
 LEAF_VIEW = ("a view of a leaf Variable that requires grad is being used in an in-place "
              "operation.")
@@ -70,6 +72,10 @@ def replay(F: Any, x: Any, chain: tuple[tuple[str, Any], ...]) -> Any:
             x = F.permute(x, arg)
         elif kind == EXPAND:
             x = F.expand(x, arg)
+        elif kind == DIAGONAL:
+            from .views import _diag
+
+            x = _diag(F, x, *arg)
         elif isinstance(x, Tensor):  # GATHER on a tensor: one node, as PyTorch's
             x = _as_strided(x, arg)
         else:  # GATHER: flat indices into the (flattened) base
@@ -103,6 +109,10 @@ def adjoint(F: Any, g: Any, chain: tuple[tuple[str, Any], ...],
             g = F.permute(g, tuple(inverse))
         elif kind == EXPAND:
             g = F.reduce_to(g, shape)
+        elif kind == DIAGONAL:
+            from .views import diag_adjoint
+
+            g = diag_adjoint(F, g, shape, *arg)
         else:  # GATHER
             n = 1
             for d in shape:
@@ -331,6 +341,8 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     b = t._base
     assert b is not None
     ex = t._extra
+    if ex is not None and ex.multi_output is not None:  # an unbind output: ops.views
+        raise RetrogradError(ex.multi_output)
     chain = ex.view_chain if ex is not None else None
     if chain is LAZY:  # taken before its base needed gradient: ops.late_views
         chain = chain_of(t)
