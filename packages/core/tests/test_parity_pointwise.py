@@ -860,6 +860,20 @@ def resize_in_inference_mode(lib):
 TOLERANCE = {"unary_integer_inputs": 1e-6}
 
 
+@program
+def add_and_sub_with_alpha_and_a_number(lib):
+    t = lib.tensor([1.0, 2.0], requires_grad=True)
+    a, b = lib.add(t, 2, alpha=3), lib.sub(t, 2, alpha=3)
+    (a * b).sum().backward()
+    return a, b, t.grad, a.grad_fn.name(), b.grad_fn.name()
+
+
+@program
+def max_named_tuple_type(lib):
+    r = lib.max(lib.tensor([[1.0, 3.0], [4.0, 2.0]]), 1)
+    return isinstance(r, lib.return_types.max), r.values, r.indices
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program_matches_torch(name):
     same(PROGRAMS[name], tol=TOLERANCE.get(name, 1e-12))

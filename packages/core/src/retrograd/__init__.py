@@ -117,6 +117,7 @@ except ImportError:  # pragma: no cover - only while the optimizers are being wr
     pass
 
 from .ops import declared_functions as _declared_functions  # noqa: E402
+from .ops.statistics import return_types  # noqa: E402 - PyTorch's named tuples (max, min ...)
 
 # the ops declared with ``@op`` (ops/declare.py): each is ``retrograd.<name>``
 globals().update(_declared_functions())
@@ -143,4 +144,4 @@ __all__ = [
     "sin", "softmax", "sqrt", "squeeze", "stack", "sub", "sum",
     "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
 ]
-__all__ += sorted(_declared_functions())
+__all__ += sorted(_declared_functions()) + ["return_types"]

@@ -52,7 +52,14 @@ from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from .gradient_edge import GradientEdge, get_gradient_edge
 from .multi_grad_hooks import register_multi_grad_hook
-from .node import FormulaNode, Node, edge_pair, formula_node, next_entries
+from .node import (
+    FormulaNode,
+    MultiOutputFormulaNode,
+    Node,
+    edge_pair,
+    formula_node,
+    next_entries,
+)
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version",
            "pack_saved_tensors", "unpack_saved_tensors", "current_saved_tensors_hooks", "Node",
@@ -380,7 +387,9 @@ class PackedFormulaNode(FormulaNode):
         saved = self._check_alive()
         be = self._backend
         arrays = tuple(e.array(be) if type(e) is SavedPacked else e for e in saved)
-        return self.rule(be.ops, grad_outputs[0], arrays, self._attrs, next_entries(self))
+        # a node of several outputs gets all their gradients, as unpacked (``node.py``)
+        g = tuple(grad_outputs) if isinstance(self, MultiOutputFormulaNode) else grad_outputs[0]
+        return self.rule(be.ops, g, arrays, self._attrs, next_entries(self))
 
     def unpack_saved(self) -> tuple[Any, ...]:
         """Saved values as tensors (unpack hooks called): outputs with this node as grad_fn,

@@ -6,9 +6,11 @@ from ..ops.elementwise import relu as _relu
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.linalg import linear
 from ..ops.nn import cross_entropy, log_softmax, mse_loss, softmax
+from ..ops.pointwise import elu, gelu, leaky_relu, silu, softplus
 from ..tensor import Tensor
 
-__all__ = ["linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy",
+__all__ = ["elu", "gelu", "leaky_relu", "silu", "softplus",
+           "linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy",
            "mse_loss"]
 
 

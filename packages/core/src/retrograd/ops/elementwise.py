@@ -414,7 +414,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     if out is not None:  # ``out=``: ops.inplace.write_out
         return _write_out("add", out, (a, b), lambda: add(a, b, alpha=alpha))
     if alpha != 1:
-        b = mul(b, alpha)
+        b = mul(b, alpha) if isinstance(b, Tensor) else b * alpha  # a number: scaled as one
     return _binary("add", AddBackward, a, b, None, True)
 
 
@@ -422,7 +422,7 @@ def sub(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     if out is not None:
         return _write_out("sub", out, (a, b), lambda: sub(a, b, alpha=alpha))
     if alpha != 1:
-        b = mul(b, alpha)
+        b = mul(b, alpha) if isinstance(b, Tensor) else b * alpha  # a number: scaled as one
     return _binary("sub", SubBackward, a, b, None)
 
 

@@ -15,7 +15,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
-from ..autograd.node import FormulaNode, _graph_ops, formula_node, next_entries
+from ..autograd.node import FormulaNode, _graph_ops, formula_node
 from ..dtypes import as_dtype, int64
 from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
@@ -124,38 +124,11 @@ def _red_axes(axes: tuple[int, ...]) -> Any:
 
 
 # -- multi-output nodes ----------------------------------------------------------------------
-class _PackedTwoOutput:
-    """``apply`` of a multi-output node whose saved values went through pack hooks: mixed in
-    front of its packed class, whose own ``apply`` (``autograd.graph.PackedFormulaNode``)
-    hands the rule the first gradient only."""
-
-    __slots__ = ()
-
-    def apply(self, grad_outputs: Sequence[Any]) -> tuple[Any, ...]:
-        from ..autograd.graph import SavedPacked
-
-        node: Any = self
-        be = node._backend
-        saved = node._check_alive()
-        arrays = tuple(e.array(be) if type(e) is SavedPacked else e for e in saved)
-        return node.rule(be.ops, tuple(grad_outputs), arrays, node._attrs, next_entries(node))
-
-
-_PACKED_TWO: dict[type, type] = {}
-
-
 def _record_pair(cls: Any, first: Tensor, second: Tensor, x: Tensor, saved: tuple[Any, ...],
                  sources: tuple[Any, ...], attrs: Any) -> None:
     record(cls, first, (x,), saved, sources, attrs)
     node = first.grad_fn
     node._nin = 2
-    packed = type(node)
-    if packed is not cls:  # saved through pack hooks: keep both gradients in ``apply``
-        sub = _PACKED_TWO.get(packed)
-        if sub is None:
-            sub = _PACKED_TWO[packed] = type(cls.__name__, (_PackedTwoOutput, packed),
-                                             {"__slots__": (), "__module__": __name__})
-        node.__class__ = sub
     second.grad_fn = node
     second._output_nr = 1
     second._requires_grad = True
