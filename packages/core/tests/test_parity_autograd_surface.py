@@ -248,6 +248,43 @@ def queue_callback_runs_after_the_grads(lib):
     return seen, isinstance(x, lib.autograd.Variable)
 
 
+# -- grad_dtype ----------------------------------------------------------------------------
+def grad_dtype_casts_the_accumulated_grad(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    before = x.grad_dtype
+    x.grad_dtype = lib.float64
+    (x * 2).sum().backward()
+    first = (x.grad.dtype, x.grad)
+    x.grad = None
+    x.grad_dtype = None
+    (x * 2).sum().backward()
+    x.grad = lib.zeros(2, dtype=lib.float64)  # any dtype once grad_dtype is None
+    y = lib.tensor([1.0, 2.0], requires_grad=True)
+    y.grad_dtype = lib.float64
+    got = (before, first[0], x.grad.dtype, lib.autograd.grad((y * 2).sum(), y)[0].dtype,
+           lib.tensor([1, 2]).grad_dtype)
+    return [str(d).rpartition(".")[2] for d in got], first[1]
+
+
+def grad_dtype_refuses_a_grad_of_another_dtype(lib):
+    y = lib.tensor([1.0, 2.0], requires_grad=True)
+    y.grad = lib.zeros(2, dtype=lib.float64)
+
+
+def grad_dtype_of_a_non_leaf(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    return (x * 2).grad_dtype
+
+
+def grad_dtype_set_on_a_non_leaf(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).grad_dtype = lib.float16
+
+
+def grad_dtype_of_a_wrong_type(lib):
+    lib.tensor([1.0, 2.0], requires_grad=True).grad_dtype = "float64"
+
+
 # -- .grad under create_graph ---------------------------------------------------------------
 def desc(fn):
     if fn is None:
@@ -507,6 +544,8 @@ PROGRAMS = [
     mutation_contexts_nested, backward_after_the_context,
     multithreading_switch, cycle_warning_every_time, queue_callback_outside_backward,
     queue_callback_runs_after_the_grads,
+    grad_dtype_casts_the_accumulated_grad, grad_dtype_refuses_a_grad_of_another_dtype,
+    grad_dtype_of_a_non_leaf, grad_dtype_set_on_a_non_leaf, grad_dtype_of_a_wrong_type,
     first_grad_is_a_copy, first_grad_without_history, once_differentiable_graph,
     undefined_reaches_hooks, undefined_into_a_custom_function,
     undefined_without_materialized_grads, undefined_hook_cannot_define,
@@ -520,6 +559,11 @@ PHRASES = {
     "unused_edge": "appears to not have been used in the graph",
     "queue_callback_outside_backward": "Final callbacks can only be installed during "
                                        "backward pass",
+    "grad_dtype_refuses_a_grad_of_another_dtype": "The gradient must match the tensor's "
+                                                  "grad_dtype",
+    "grad_dtype_of_a_non_leaf": "grad_dtype can only be accessed on leaf tensors",
+    "grad_dtype_set_on_a_non_leaf": "grad_dtype can only be set on leaf tensors",
+    "grad_dtype_of_a_wrong_type": "dtype or None, but got str",
     "multi_grad_bad_mode": "Expects mode to be one of ('all', 'any') but got foo",
     "mutation_refused_without_it": "modified by an inplace operation",
     "mutation_contexts_nested": "allow_mutation_on_saved_tensors contexts cannot be nested",

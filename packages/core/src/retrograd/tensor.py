@@ -30,9 +30,13 @@ __all__ = ["Tensor"]
 _create_lock = threading.RLock()
 
 
+_OWN_DTYPE = object()  # _Extra.grad_dtype never set: the tensor's own dtype
+
+
 class _Extra:
     __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
-                 "view_creation", "view_chain", "plain_views", "multi_output", "alias_view")
+                 "view_creation", "view_chain", "plain_views", "multi_output", "alias_view",
+                 "grad_dtype")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -56,6 +60,8 @@ class _Extra:
         self.multi_output: str | None = None
         # a view (for ``_is_view``) that no other field marks: one of a detached alias
         self.alias_view = False
+        # a leaf's ``grad_dtype`` when set (a DType, or None: any dtype); unset: its own dtype
+        self.grad_dtype: Any = _OWN_DTYPE
 
 
 class Tensor:
@@ -351,16 +357,44 @@ class Tensor:
                 f"tensor located on device {self.device}. Please ensure that the gradient and "
                 "the tensor are on the same device"
             )
-        if value.dtype is not self.dtype:
+        want = self._grad_dtype()
+        if want is not None and value.dtype is not want:
             raise DTypeError(
                 f"attempting to assign a gradient with dtype {value.dtype} to a tensor with "
-                f"dtype {self.dtype}. The gradient must match the tensor's dtype"
+                f"grad_dtype {want}. The gradient must match the tensor's grad_dtype (defaults "
+                "to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                "specific dtype, or None to allow any dtype."
             )
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
         self._grad = None
+
+    def _grad_dtype(self) -> Any:
+        """The dtype this tensor's ``.grad`` must have (None: any), without the leaf check."""
+        ex = self._extra
+        if ex is None or ex.grad_dtype is _OWN_DTYPE:
+            return self.dtype
+        return ex.grad_dtype
+
+    @property
+    def grad_dtype(self) -> Any:
+        """The dtype of this leaf's ``.grad``: gradients accumulated into it are cast to it,
+        and an assigned ``.grad`` must have it. Defaults to the tensor's dtype; None allows
+        any dtype (then a gradient keeps its own)."""
+        if self.grad_fn is not None:
+            raise RetrogradError("grad_dtype can only be accessed on leaf tensors.")
+        return self._grad_dtype()
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: Any) -> None:
+        if self.grad_fn is not None:
+            raise RetrogradError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, DType):
+            raise RetrogradError(f"grad_dtype must be a retrograd dtype or None, but got "
+                                 f"{type(value).__name__}")
+        self._x().grad_dtype = value
 
     @property
     def retains_grad(self) -> bool:

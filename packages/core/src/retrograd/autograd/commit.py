@@ -135,8 +135,13 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
     return the ``.grad`` the plan leaves."""
     be = t.backend
     shape = t._data.shape
+    want = _grad_dtype_of(t)  # the raw dtype the .grad gets; None: the gradient's own
     if create_graph or isinstance(g, Tensor):
         gt = g if isinstance(g, Tensor) else Tensor(g, be)
+        if want is not None and gt._data.dtype != want:
+            from ..ops.conversion import to
+
+            gt = to(gt, t._grad_dtype() if t.grad_fn is None else t.dtype)
         if gt.shape != tuple(shape):
             from ..ops.shape import sum_to
 
@@ -167,9 +172,11 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
             ) from None
     if type(g) is not be.array_type:
         g = be.asarray(g)
+    if want is not None and g.dtype != want:
+        g = be.ops.astype(g, want)
     if cur is None:
-        if g.dtype != t._data.dtype:
-            g = be.ops.astype(g, t._data.dtype)
+        if want is not None and g.dtype != want:
+            g = be.ops.astype(g, want)
         elif shared is None or id(g) in shared or be.ops.may_alias(g):
             g = be.ops.copy(g)
         new = Tensor(g, be)
@@ -213,6 +220,16 @@ def _copy_as_grad(g: Tensor) -> Tensor:
     if g._requires_grad:
         record(CopyBackwards, out, (None, g))
     return out
+
+
+def _grad_dtype_of(t: Any) -> Any:
+    """The raw dtype of ``t``'s ``.grad``: its own, or a leaf's ``grad_dtype`` when set
+    (None: any, the gradient keeps its dtype)."""
+    ex = t._extra
+    if ex is None or t.grad_fn is not None:
+        return t._data.dtype
+    want = t._grad_dtype()
+    return None if want is None else t.backend.xp_dtype(want)
 
 
 def _keep_unwritten(plan: list[_Write], staged: dict[Any, Any]) -> None:

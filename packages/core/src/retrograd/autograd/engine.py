@@ -1087,6 +1087,10 @@ def _as_result(g: Any, like: Any, root: Tensor) -> Any:
     be = like.backend
     if type(g) is not be.array_type:
         g = be.asarray(g)
-    if g.dtype != like._data.dtype:
-        g = be.ops.astype(g, like._data.dtype)
+    want = like._data.dtype
+    if like._extra is not None and like.grad_fn is None:  # a leaf's grad_dtype, when set
+        gd = like._grad_dtype()
+        want = g.dtype if gd is None else be.xp_dtype(gd)
+    if g.dtype != want:
+        g = be.ops.astype(g, want)
     return Tensor(g, be)
