@@ -478,6 +478,29 @@ def div(a: Any, b: Any, *, out: Any = None) -> Tensor:
     return _binary("div", DivBackward, a, b, "div")
 
 
+# The operators (``x + y``, ``x - y``, ``x * y``, ``x / y``): the functions above without
+# their keywords (``alpha``, ``out``), which an operator never passes -- the hottest calls of a
+# forward do not pay for them (W1's ``y * 1.0001 + 0.001``). ``x / y`` has a tensor ``x``.
+def add_operator(a: Any, b: Any) -> Tensor:
+    """``a + b`` (``Tensor.__add__`` / ``__radd__``)."""
+    return _binary("add", AddBackward, a, b, None, True)
+
+
+def sub_operator(a: Any, b: Any) -> Tensor:
+    """``a - b`` (``Tensor.__sub__``)."""
+    return _binary("sub", SubBackward, a, b, None)
+
+
+def mul_operator(a: Any, b: Any) -> Tensor:
+    """``a * b`` (``Tensor.__mul__`` / ``__rmul__``)."""
+    return _binary("mul", MulBackward, a, b, "cross", True)
+
+
+def div_operator(a: Tensor, b: Any) -> Tensor:
+    """``a / b`` for a tensor ``a`` (``Tensor.__truediv__``)."""
+    return _binary("div", DivBackward, a, b, "div")
+
+
 # -- pow -----------------------------------------------------------------------------------------
 def _pow_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
     """``tensor ** tensor`` (PowBackward1): PyTorch's ``pow_backward_self`` and

@@ -73,13 +73,13 @@ def _ne_operator(self: Tensor, other: Any) -> Any:
 
 
 _METHODS: dict[str, Any] = {
-    "__add__": elementwise.add,
-    "__radd__": elementwise.add,  # scalar + t: t first, as PyTorch (and a bare node)
-    "__sub__": elementwise.sub,
+    "__add__": elementwise.add_operator,
+    "__radd__": elementwise.add_operator,  # scalar + t: t first, as PyTorch (and a bare node)
+    "__sub__": elementwise.sub_operator,
     "__rsub__": _swap(elementwise.sub),
-    "__mul__": elementwise.mul,
-    "__rmul__": elementwise.mul,
-    "__truediv__": elementwise.div,
+    "__mul__": elementwise.mul_operator,
+    "__rmul__": elementwise.mul_operator,
+    "__truediv__": elementwise.div_operator,
     "__rtruediv__": _swap(elementwise.div),
     "__pow__": elementwise.pow,
     "__rpow__": _swap(elementwise.pow),
