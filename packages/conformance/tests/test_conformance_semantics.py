@@ -25,7 +25,8 @@ from retrograd_conformance.runner import (
 )
 from retrograd_conformance.subjects import retrograd_subjects, torch_subjects
 
-GROUPS = {"hooks", "grad-mode", "function", "inplace", "seeds", "promotion", "warnings"}
+GROUPS = {"hooks", "grad-mode", "function", "inplace", "seeds", "promotion", "warnings",
+          "engine"}
 
 
 def _judge(case: SemanticsCase, subject: str, dtype: str = "float64"):

@@ -18,7 +18,10 @@ behaviour is noticed as well. The groups:
 - ``seeds``: the gradient handed to ``backward`` / ``grad`` (dtype cast, shape), and
   ``materialize_grads``;
 - ``promotion``: result dtypes of mixed-dtype arithmetic and the dtypes of the gradients;
-- ``warnings``: what warns (class and a key phrase) and what does not.
+- ``warnings``: what warns (class and a key phrase) and what does not;
+- ``engine``: undefined gradients (nodes still run, hooks see None), ``GradientEdge``,
+  ``register_multi_grad_hook``, the first ``.grad`` under ``create_graph``,
+  ``queue_callback``.
 
 A program that stops with an error where PyTorch runs to completion fails the case with that
 error and the line it was raised on; a case whose ``requires`` names something the library
@@ -940,6 +943,94 @@ def no_warning_for_leaf_or_retained(lib: Any) -> dict[str, Any]:
             "b.grad": b.grad}
 
 
+# ---- the engine: undefined gradients, edges, several tensors, callbacks --------------------
+
+
+def _drop_first(lib: Any) -> Any:
+    class DropFirst(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any, b: Any) -> Any:
+            return a + b
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return None, g
+
+    return DropFirst
+
+
+def undefined_gradient_runs_nodes(lib: Any) -> dict[str, Any]:
+    log: list[str] = []
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([1.0, 2.0], requires_grad=True)
+    x = a * 3
+    x.register_hook(lambda g: log.append(f"x hook saw {g}"))
+    x.grad_fn.register_prehook(lambda gs: log.append(f"prehook saw {list(gs)}"))
+    a.register_hook(lambda g: log.append(f"a hook saw {g}"))
+    a.register_post_accumulate_grad_hook(lambda t: log.append(f"a post saw {t.grad}"))
+    _drop_first(lib).apply(x, b).sum().backward()
+    return {"order": log, "a.grad": a.grad, "b.grad": b.grad}
+
+
+def undefined_gradient_into_a_function(lib: Any) -> dict[str, Any]:
+    seen: list[Any] = []
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            seen.append(g)
+            return g * 2
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([1.0, 2.0], requires_grad=True)
+    _drop_first(lib).apply(Twice.apply(a), b).sum().backward()
+    return {"backward got": seen, "a.grad": a.grad}
+
+
+def gradient_edge_before_inplace(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([1.0, 2.0], requires_grad=True).clone()
+    edge = lib.autograd.graph.get_gradient_edge(x)
+    x.mul_(2)
+    old, new = lib.autograd.grad(x.sum(), (edge, x))
+    return {"gradient at the old value": old, "gradient at the new value": new}
+
+
+def multi_grad_hook_all(lib: Any) -> dict[str, Any]:
+    calls: list[Any] = []
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    c, d = a * b, a + b
+    lib.autograd.graph.register_multi_grad_hook(
+        (a, b, c, d), lambda gs: calls.append([g is not None for g in gs]))
+    c.sum().backward(retain_graph=True)
+    c.sum().backward(inputs=(a,))
+    return {"calls": calls}
+
+
+def first_grad_under_create_graph(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    _, caught = lib.capture_warnings(lambda: (x * x).sum().backward(create_graph=True))
+    fn = x.grad.grad_fn
+    return {"x.grad node": fn.name().rpartition("::")[2],
+            "its edges": [None if f is None else f.name() for f, _ in fn.next_functions],
+            "x.grad": x.grad}
+
+
+def callback_after_the_grads(lib: Any) -> dict[str, Any]:
+    engine = lib.autograd.Variable._execution_engine
+    seen: list[Any] = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: engine.queue_callback(lambda: seen.append(x.grad)))
+    y.sum().backward()
+    outside = lib.capture(lambda: engine.queue_callback(lambda: None))
+    return {"the callback saw x.grad": seen, "outside a backward": outside}
+
+
 # ---- the family ----------------------------------------------------------------------------
 
 RT = Raises("runtime", "RuntimeError")
@@ -1342,6 +1433,46 @@ SEMANTICS_CASES: tuple[SemanticsCase, ...] = (
         "an int64 tensor cannot require grad", "a RuntimeError, as torch",
         int_tensor_requires_grad, {"int64 tensor with requires_grad=True": RT},
         dtypes=ONE_DTYPE),
+    # the engine
+    SemanticsCase(
+        "engine-undefined-gradient-runs-nodes", "engine",
+        "a node that gets only undefined gradients still runs: hooks see None",
+        "a Function returns None for x = a * 3: x's hook, MulBackward0's prehook, a's hook "
+        "and post-accumulate hook all run with None; a.grad stays None",
+        undefined_gradient_runs_nodes,
+        {"a.grad": None, "b.grad": [1, 1],
+         "order": ["x hook saw None", "prehook saw [None]", "a hook saw None",
+                   "a post saw None"]}),
+    SemanticsCase(
+        "engine-undefined-gradient-into-function", "engine",
+        "a custom Function reached only by an undefined gradient is called with zeros",
+        "Twice.backward gets zeros, so a.grad is zeros (not None)",
+        undefined_gradient_into_a_function, {"backward got": [[0, 0]], "a.grad": [0, 0]}),
+    SemanticsCase(
+        "engine-gradient-edge", "engine",
+        "a GradientEdge taken before an in-place op names the old value's history",
+        "x *= 2 after get_gradient_edge(x): grad(x.sum(), (edge, x)) -> 2s and 1s",
+        gradient_edge_before_inplace,
+        {"gradient at the old value": [2, 2], "gradient at the new value": [1, 1]}),
+    SemanticsCase(
+        "engine-multi-grad-hook", "engine",
+        "register_multi_grad_hook calls once per backward, None for tensors not reached",
+        "c = a*b, d = a+b: backward(c) -> [T, T, T, F]; backward(c, inputs=(a,)) -> "
+        "[T, F, T, F]", multi_grad_hook_all,
+        {"calls": [[True, True, True, False], [True, False, True, False]]}),
+    SemanticsCase(
+        "engine-first-grad-copy", "engine",
+        "under create_graph the first .grad is a copy recorded as CopyBackwards",
+        "x.grad.grad_fn is CopyBackwards with edges (None, AddBackward0)",
+        first_grad_under_create_graph,
+        {"x.grad node": "CopyBackwards", "its edges": [None, "AddBackward0"],
+         "x.grad": [2, 4]}),
+    SemanticsCase(
+        "engine-queue-callback", "engine",
+        "a callback queued during backward runs after the .grad writes; outside one it raises",
+        "the callback sees x.grad [2, 2]; queue_callback outside a backward is a RuntimeError",
+        callback_after_the_grads,
+        {"the callback saw x.grad": [[2, 2]], "outside a backward": RT}),
     # warnings
     SemanticsCase(
         "warn-nonleaf-grad", "warnings",
