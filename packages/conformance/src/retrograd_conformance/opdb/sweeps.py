@@ -1167,8 +1167,10 @@ def _format_labels(rows: list[SweepInfo]) -> list[SweepInfo]:
 
 
 def build_sweeps() -> tuple[SweepInfo, ...]:
-    rows = (_sizes_rows() + _layouts_rows() + _extremes_rows() + _convention_rows()
-            + _format_labels(_promotion_rows()) + _ownership_rows())
+    from .sweeps_sizes import sizes_rows  # (it imports this module's helpers)
+
+    rows = (_sizes_rows() + sizes_rows() + _layouts_rows() + _extremes_rows()
+            + _convention_rows() + _format_labels(_promotion_rows()) + _ownership_rows())
     names = [r.name for r in rows]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
