@@ -512,6 +512,62 @@ def nested_anomaly(lib):
     return messages
 
 
+# -- a custom Function marked as a pure view (ctx._is_pure_view) ----------------------------
+def _pure_view_fn(lib, calls, of_temp=False):
+    class Narrow(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx._is_pure_view = True
+            if of_temp:
+                return a.clone().narrow(0, 0, 2)
+            return a.narrow(0, 0, 2)
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(g)
+            return lib.cat([g, lib.zeros(1, dtype=g.dtype)])
+
+    return Narrow
+
+
+def pure_view_written_in_place(lib):
+    calls = []
+    a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    v = _pure_view_fn(lib, calls).apply(a.clone())
+    v.mul_(3)
+    (v * v).sum().backward()
+    return a.grad, len(calls), v.grad_fn.name()
+
+
+def pure_view_used_out_of_place(lib):
+    calls = []
+    a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    v = _pure_view_fn(lib, calls).apply(a.clone())
+    (v * 3).sum().backward()
+    return a.grad, len(calls)
+
+
+def pure_view_of_a_temporary_written_in_place(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    v = _pure_view_fn(lib, [], of_temp=True).apply(a.clone())
+    v.mul_(3)
+
+
+def pure_view_of_two_inputs(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx._is_pure_view = True
+            return a.narrow(0, 0, 1)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    Two.apply(a.clone(), a.clone())
+
+
 # -- a dirty view saved by its Function ------------------------------------------------------
 def dirty_view_saved_is_freed(lib):
     class Test(lib.autograd.Function):
@@ -551,7 +607,8 @@ PROGRAMS = [
     undefined_without_materialized_grads, undefined_hook_cannot_define,
     undefined_still_checks_versions, gradcheck_undefined_grad,
     gradcheck_undefined_grad_of_several_outputs, gradcheck_output_shape_or_dtype_changes,
-    nested_anomaly, dirty_view_saved_is_freed,
+    pure_view_written_in_place, pure_view_used_out_of_place,
+    pure_view_of_a_temporary_written_in_place, pure_view_of_two_inputs, nested_anomaly, dirty_view_saved_is_freed,
 ]
 
 PHRASES = {
@@ -564,6 +621,9 @@ PHRASES = {
     "grad_dtype_of_a_non_leaf": "grad_dtype can only be accessed on leaf tensors",
     "grad_dtype_set_on_a_non_leaf": "grad_dtype can only be set on leaf tensors",
     "grad_dtype_of_a_wrong_type": "dtype or None, but got str",
+    "pure_view_of_a_temporary_written_in_place": "a view of a leaf Variable that requires "
+                                                 "grad is being used in an in-place",
+    "pure_view_of_two_inputs": "Pure view custom Function can only have one input Tensor",
     "multi_grad_bad_mode": "Expects mode to be one of ('all', 'any') but got foo",
     "mutation_refused_without_it": "modified by an inplace operation",
     "mutation_contexts_nested": "allow_mutation_on_saved_tensors contexts cannot be nested",

@@ -705,6 +705,9 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
         o._output_nr = 0
         o._requires_grad = True
         return (o,)
+    pure = ctx.__dict__.get("_is_pure_view", False)
+    if pure and (len(inputs) != 1 or sum(isinstance(o, Tensor) for o in outs) != 1):
+        raise RetrogradError(_PURE_VIEW_ARITY)
     input_ids = {id(t) for t in inputs}
     dirty_ids = {id(t): t for t in dirty}
     nd_ids = {id(t) for t in non_diff}
@@ -772,7 +775,9 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
             o._output_nr = i
             o._requires_grad = True
         # (under no_grad a view keeps how forward made it, as PyTorch)
-        if o._base is not None and not (is_input and is_mod) and (is_diff or (
+        if pure and is_diff and o._base is not None and not is_input:
+            _mark_pure_view(o, inputs[0])
+        elif o._base is not None and not (is_input and is_mod) and (is_diff or (
                 _grad.enabled and o._extra is not None and o._extra.view_creation is not None)):
             ex = o._x()
             msg = _MULTI_VIEW if num_diff > 1 else _CUSTOM_VIEW
@@ -780,6 +785,33 @@ def _wrap_outputs(cls: Any, ctx: FunctionCtx, inputs: list[Tensor], outs: tuple[
             ex.view_epoch = rebased_of(o._counter())
         result.append(o)
     return tuple(result)
+
+
+_PURE_VIEW_ARITY = ("Pure view custom Function can only have one input Tensor and one output "
+                    "Tensor. Open an issue if you need to support more.")
+
+
+def _mark_pure_view(o: Tensor, inp: Tensor) -> None:
+    """An output of a Function whose ctx sets ``_is_pure_view`` (PyTorch's flag for a
+    Function that only takes a view) that is a view: an ordinary view of its base, as if a
+    view op had made it. An in-place change through it rebases the base (``CopySlices``) and
+    the view is taken again from there -- the Function's backward is then no longer used --
+    its steps read off the memory layout (``ops.late_views.LAZY``). A view of a tensor made
+    inside ``forward`` (not of the input) has no history to rebase: an in-place change is
+    refused as on a view of a leaf, as in PyTorch."""
+    from .._version import rebased_of
+    from ..ops.late_views import LAZY
+
+    ex = o._x()
+    root = inp if inp._base is None else inp._base
+    if o._base is root:
+        ex.view_creation = None
+        ex.view_chain = LAZY
+        ex.view_epoch = rebased_of(o._counter())
+    else:
+        ex.view_creation = ("custom_function: a view of a leaf Variable that requires grad is "
+                            "being used in an in-place operation.")
+        ex.view_epoch = rebased_of(o._counter())
 
 
 def _check_dirty(cls: Any, t: Tensor, is_input: bool, num_outputs: int) -> None:

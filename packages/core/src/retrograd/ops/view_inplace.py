@@ -382,10 +382,12 @@ def inplace_on_view(name: str, t: Tensor, out_of_place: Callable[[Tensor], Tenso
     old_data = be.ops.copy(t._data) if needs_old else t._data
     src = t
     hooks = t.grad_fn._hooks if t.grad_fn is not None else None
-    if hooks is not None and hooks.tensor_pre.get(t._output_nr):
+    if (hooks is not None and hooks.tensor_pre.get(t._output_nr)) or (
+            t.grad_fn is not None and not type(t.grad_fn)._formula):
         # the view's own hooks belong to its old node, which PyTorch's CopySlices leaves out
         # of the graph (it feeds the base's old history directly): so must the op here --
-        # through a fresh replay of the view's steps, not through that node
+        # through a fresh replay of the view's steps, not through that node. So too for a
+        # view made by a custom Function marked ``_is_pure_view``: its backward is left out
         src = _replayed(b, chain)
     old = Tensor(old_data, be, src._requires_grad, src.grad_fn, src._output_nr)
     old._vc = new_counter()  # the view's value before the op: a counter of its own
