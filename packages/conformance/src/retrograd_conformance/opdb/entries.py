@@ -4,7 +4,7 @@ either side, ``dim`` / ``keepdim``)."""
 
 from __future__ import annotations
 
-from . import entries_pointwise, entries_statistics, entries_views
+from . import entries_pointwise, entries_sorting, entries_statistics, entries_views
 from .base import OpInfo, Sample
 from .sweeps import SWEEPS
 
@@ -220,7 +220,8 @@ ENTRIES: tuple[OpInfo, ...] = (
     )),
 )
 
-ENTRIES += entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
+ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
+            + entries_sorting.ENTRIES)
 
 #: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
 #: :mod:`.sweeps`), each of which the report shows apart

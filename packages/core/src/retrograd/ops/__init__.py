@@ -15,6 +15,7 @@ from . import (
     pointwise,
     reduction,
     shape,
+    sorting,
     statistics,
     tiling,
     views,
@@ -119,7 +120,7 @@ __all__ = [
     "lt", "manual_seed", "matmul", "maximum", "mean", "methods", "minimum", "mse_loss", "mul",
     "ne", "neg", "nn", "ones", "ones_like", "permute", "pointwise", "pow", "promote_types", "rand",
     "rand_like", "randn", "randn_like", "reduction", "registry", "relu", "reshape",
-    "result_type", "shape", "sigmoid", "sin", "statistics", "tiling", "views",
+    "result_type", "shape", "sigmoid", "sin", "sorting", "statistics", "tiling", "views",
     "softmax", "sqrt", "squeeze", "stack", "sub", "sum", "tanh", "tensor", "to", "transpose",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
 ]
