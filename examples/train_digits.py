@@ -98,7 +98,7 @@ def accuracy(model: nn.Module, x: rg.Tensor, y: np.ndarray) -> float:
     with rg.no_grad():
         logits = model(x)
     model.train()
-    predicted = logits.cpu().numpy().argmax(axis=1)
+    predicted = logits.argmax(dim=1).cpu().numpy()
     return float((predicted == y).mean())
 
 
