@@ -67,18 +67,19 @@ class _Extra:
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
-    __slots__ = (
-        "_data",
-        "backend",
-        "_requires_grad",
-        "grad_fn",
-        "_output_nr",
-        "_grad",
-        "_vc",
-        "_base",
-        "_extra",
-        "__weakref__",
-    )
+    # a dict: its values are the public slots' docstrings (``inspect.getdoc``, ``help()``)
+    __slots__ = {
+        "_data": None,
+        "backend": "The backend (array library and device family) that holds the data.",
+        "_requires_grad": None,
+        "grad_fn": "The node that made this tensor (its backward), or None for a leaf.",
+        "_output_nr": None,
+        "_grad": None,
+        "_vc": None,
+        "_base": None,
+        "_extra": None,
+        "__weakref__": None,
+    }
 
     __array_priority__ = 1000  # make ndarray (op) Tensor defer to Tensor's reflected operators
 
@@ -216,30 +217,37 @@ class Tensor:
     # -- metadata -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, as a tuple of ints."""
         return tuple(self._data.shape)
 
     @property
     def dtype(self) -> DType:
+        """The element type (a ``retrograd`` dtype such as ``retrograd.float32``)."""
         return self.backend.dtype_of(self._data)
 
     @property
     def device(self) -> Device:
+        """The device holding the data (``cpu`` or ``cuda:N``)."""
         return self.backend.device_of(self._data)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (0 for a scalar tensor)."""
         return len(self._data.shape)
 
     def dim(self) -> int:
+        """The number of dimensions, as ``ndim``."""
         return len(self._data.shape)
 
     def size(self, dim: int | None = None) -> Any:
+        """The shape as a tuple, or the size of dimension ``dim`` (negative counts from the end)."""
         shape = self.shape
         if dim is None:
             return shape
         return shape[dim]
 
     def numel(self) -> int:
+        """The number of elements (the product of the shape; 1 for a 0-d tensor)."""
         n = 1
         for s in self._data.shape:
             n *= s
@@ -262,6 +270,7 @@ class Tensor:
         return self._vc is INFERENCE
 
     def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is a floating point one."""
         return self.dtype.is_floating_point
 
     @property
@@ -270,10 +279,12 @@ class Tensor:
 
     @property
     def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf or a single-output node)."""
         return self._output_nr
 
     @property
     def name(self) -> str | None:
+        """An optional label for this tensor: None unless one is assigned."""
         return None if self._extra is None else self._extra.name
 
     @name.setter
@@ -319,6 +330,8 @@ class Tensor:
         raise RetrogradError("requires_grad must be a bool (it cannot be deleted)")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (default True) and return the tensor; only a leaf's flag
+        can be changed, as in PyTorch."""
         self.requires_grad = requires_grad
         return self
 
@@ -398,6 +411,8 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """Whether this non-leaf keeps its gradient in ``.grad`` (set by ``retain_grad()``; E11 in
+        docs/semantics.md)."""
         return self._extra is not None and self._extra.retains_grad
 
     def retain_grad(self) -> None:
@@ -496,6 +511,13 @@ class Tensor:
         create_graph: bool = False,
         inputs: Sequence[Tensor] | Tensor | None = None,
     ) -> None:
+        """Compute the gradient of this tensor with respect to the graph's leaves and accumulate it
+        into their ``.grad`` (``retrograd.autograd.backward``).
+
+        ``gradient`` is the seed (needed unless this is a single-element tensor; E3);
+        ``retain_graph`` keeps the graph for another backward (E5); ``create_graph`` records the
+        backward itself, for higher derivatives (E6); ``inputs`` restricts accumulation to those
+        tensors. Rules: docs/semantics.md (E1-E13)."""
         from .autograd.api import backward
 
         if gradient is not None and not isinstance(gradient, Tensor):
@@ -529,6 +551,9 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
+        """Detach this tensor from its history in place: it becomes a leaf that does not require
+        grad; refused on a view of a tensor that requires grad, as in PyTorch (E7 in
+        docs/semantics.md)."""
         if self._base is not None and self._base._requires_grad:
             raise RetrogradError("detach_() on a view of a tensor that requires grad is refused")
         if self.grad_fn is not None:
@@ -542,6 +567,8 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
+        """A detached alias of this tensor (``detach()``); assigning replaces the data without
+        touching the history or version counter."""
         return self.detach()
 
     @data.setter
@@ -561,6 +588,7 @@ class Tensor:
         raise RetrogradError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise ShapeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
@@ -568,9 +596,12 @@ class Tensor:
         return self.backend.ops.item(self._data)
 
     def tolist(self) -> Any:
+        """The data as nested Python lists (a number for a 0-d tensor)."""
         return self.backend.to_numpy(self._data).tolist()
 
     def numpy(self) -> Any:
+        """The data as a NumPy array sharing memory; CPU tensors only, and refused for a tensor that
+        requires grad outside ``no_grad`` (use ``detach().numpy()``)."""
         if self.backend.name != "cpu":
             raise TypeError(
                 f"can't convert a {self.device} tensor to numpy: use .cpu() first to copy it "
@@ -596,32 +627,49 @@ class Tensor:
         return to(self, *args, **kwargs)
 
     def cpu(self) -> Tensor:
+        """This tensor on the CPU: itself when already there, else a copy (``to("cpu")``,
+        differentiable)."""
         return self.to("cpu")
 
     def cuda(self, device: int | str | None = None) -> Tensor:
+        """This tensor on a CUDA device (``cuda``, ``cuda:N``, or index ``device``): itself when
+        already there, else a copy (``to``, differentiable)."""
         if device is None:
             return self.to("cuda")
         return self.to(device if isinstance(device, str) else f"cuda:{device}")
 
     def float(self) -> Tensor:
+        """This tensor as float32 (``to(float32)``: itself if already float32, otherwise a copy
+        recorded as ``ToCopyBackward0``)."""
         return self.to(as_dtype("float32"))
 
     def double(self) -> Tensor:
+        """This tensor as float64 (``to(float64)``: itself if already float64, otherwise a copy
+        recorded as ``ToCopyBackward0``)."""
         return self.to(as_dtype("float64"))
 
     def half(self) -> Tensor:
+        """This tensor as float16 (``to(float16)``: itself if already float16, otherwise a copy
+        recorded as ``ToCopyBackward0``)."""
         return self.to(as_dtype("float16"))
 
     def long(self) -> Tensor:
+        """This tensor as int64 (``to(int64)``: itself if already int64, otherwise a copy, which has
+        no gradient)."""
         return self.to(as_dtype("int64"))
 
     def int(self) -> Tensor:
+        """This tensor as int32 (``to(int32)``: itself if already int32, otherwise a copy, which has
+        no gradient)."""
         return self.to(as_dtype("int32"))
 
     def bool(self) -> Tensor:
+        """This tensor as bool (``to(bool)``: itself if already bool, otherwise a copy, which has no
+        gradient)."""
         return self.to(as_dtype("bool"))
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s dtype (``to(other.dtype)``)."""
         return self.to(other.dtype)
 
     # -- printing ------------------------------------------------------------------------

@@ -20,6 +20,7 @@ _state = _Anomaly()
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection (``detect_anomaly`` / ``set_detect_anomaly``) is on."""
     return _state.enabled
 
 

@@ -129,6 +129,7 @@ def set_fusion(enabled: bool) -> None:
 
 
 def is_fusion_enabled() -> bool:
+    """Whether the fusion pass is on globally (``set_fusion``; E12 in docs/semantics.md)."""
     return _fusion.enabled
 
 

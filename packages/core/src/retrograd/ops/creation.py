@@ -242,6 +242,8 @@ def _check_ints(host: Any, dt: DType) -> None:
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor: a Tensor itself when neither ``dtype`` nor ``device`` is given,
+    otherwise ``tensor(data, dtype=dtype, device=device)``."""
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     return tensor(data, dtype=dtype, device=device)
@@ -315,21 +317,30 @@ def _filled(name: str, size: tuple[Any, ...], kernel: str, dtype: Any, device: A
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of shape ``size`` (ints or one sequence), in the default float dtype unless
+    ``dtype`` is given; ``requires_grad`` makes it a leaf that requires grad."""
     return _filled("zeros", size, "zeros", dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of shape ``size`` (ints or one sequence), in the default float dtype unless
+    ``dtype`` is given; ``requires_grad`` as in ``zeros``."""
     return _filled("ones", size, "ones", dtype, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """An uninitialized tensor of shape ``size`` (ints or one sequence), in the default float dtype
+    unless ``dtype`` is given; ``requires_grad`` as in ``zeros``."""
     return _filled("empty", size, "empty", dtype, device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` (a tuple or list) filled with ``fill_value``; the dtype is
+    ``fill_value``'s kind (bool, int64 or the default float) unless ``dtype`` is given, as in
+    PyTorch."""
     if not isinstance(size, (tuple, list)):  # PyTorch takes no bare int here
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
@@ -360,21 +371,29 @@ def _like(name: str, t: Tensor, fn: Any, dtype: Any, device: Any, requires_grad:
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros with ``t``'s shape, and its dtype and device unless ``dtype`` or ``device``
+    is given."""
     return _like("zeros_like", t, zeros, dtype, device, requires_grad)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
+    """A tensor of ones with ``t``'s shape, and its dtype and device unless ``dtype`` or ``device``
+    is given."""
     return _like("ones_like", t, ones, dtype, device, requires_grad)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
+    """A tensor uninitialized with ``t``'s shape, and its dtype and device unless ``dtype`` or
+    ``device`` is given."""
     return _like("empty_like", t, empty, dtype, device, requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` with ``t``'s shape, and its dtype and device unless
+    ``dtype`` or ``device`` is given."""
     return _like("full_like", t, full, dtype, device, requires_grad, fill_value)
 
 
@@ -465,6 +484,8 @@ def arange(start: Any, end: Any = None, step: Any = _STEP_ONE, *, dtype: Any = N
 
 def linspace(start: Any, end: Any, steps: Any, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` (both included), in the default
+    float dtype unless ``dtype`` is given."""
     from .promotion import is_number, number_as, torch_name
 
     lo, hi = _number(start), _number(end)
@@ -515,21 +536,29 @@ def _random(name: str, size: tuple[Any, ...], dtype: Any, device: Any,
 
 def rand(*size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """Samples uniform on ``[0, 1)`` of shape ``size`` (ints or one sequence), from retrograd's
+    seeded generator (``manual_seed``); floating dtypes only."""
     return _random("rand", size, dtype, device, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """Standard normal samples of shape ``size`` (ints or one sequence), from retrograd's seeded
+    generator (``manual_seed``); floating dtypes only."""
     return _random("randn", size, dtype, device, requires_grad)
 
 
 def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
+    """A tensor of uniform samples from ``[0, 1)`` with ``t``'s shape, and its dtype and device
+    unless ``dtype`` or ``device`` is given."""
     return _like("rand_like", t, rand, dtype, device, requires_grad)
 
 
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
+    """A tensor of standard normal samples with ``t``'s shape, and its dtype and device unless
+    ``dtype`` or ``device`` is given."""
     return _like("randn_like", t, randn, dtype, device, requires_grad)
 
 

@@ -411,6 +411,11 @@ RsubBackward = formula_node("RsubBackward1", lambda F, g, s, a, n: (F.neg(g),), 
 
 
 def add(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a + alpha * b`` elementwise, broadcasting, in the promoted dtype (``AddBackward0``; each
+    gradient is summed back to its input's shape).
+
+    ``alpha`` scales ``b`` before the addition; ``out=`` writes the result into that tensor instead
+    (PyTorch's out variant, refused where it would need grad)."""
     if out is not None:  # ``out=``: ops.inplace.write_out
         return _write_out("add", out, (a, b), lambda: add(a, b, alpha=alpha))
     if alpha != 1:
@@ -419,6 +424,8 @@ def add(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a - alpha * b`` elementwise, broadcasting, in the promoted dtype (``SubBackward0``);
+    ``alpha`` and ``out=`` as in ``add``."""
     if out is not None:
         return _write_out("sub", out, (a, b), lambda: sub(a, b, alpha=alpha))
     if alpha != 1:
@@ -460,6 +467,8 @@ ReciprocalBackward = formula_node("ReciprocalBackward0", _reciprocal_rule, arity
 
 
 def mul(a: Any, b: Any, *, out: Any = None) -> Tensor:
+    """The elementwise product ``a * b``, broadcasting, in the promoted dtype (``MulBackward0``,
+    which saves both operands); ``out=`` as in ``add``."""
     if out is not None:
         return _write_out("mul", out, (a, b), lambda: mul(a, b))
     return _binary("mul", MulBackward, a, b, "cross", True)
@@ -668,42 +677,61 @@ def _relu_bool(x: Tensor) -> Exception:
 
 
 def neg(x: Tensor) -> Tensor:
+    """``-x`` elementwise (``NegBackward0``); a bool tensor is refused, as in PyTorch."""
     return _unary("neg", NegBackward, x, None, no_bool=_neg_bool)
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``|x|`` elementwise (``AbsBackward0``: ``g * sign(x)``); a bool tensor is refused, as in
+    PyTorch."""
     return _unary("abs", AbsBackward, x, "in", no_bool=_abs_bool)
 
 
 def exp(x: Tensor) -> Tensor:
+    """``e ** x`` elementwise (``ExpBackward0``, which saves the output); an integer or bool tensor
+    is computed in the default float dtype."""
     return _unary("exp", ExpBackward, x, "out", True)
 
 
 def log(x: Tensor) -> Tensor:
+    """The natural logarithm elementwise (``LogBackward0``: ``g / x``); an integer or bool tensor is
+    computed in the default float dtype."""
     return _unary("log", LogBackward, x, "in", True)
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """The square root elementwise (``SqrtBackward0``, which saves the output); an integer or bool
+    tensor is computed in the default float dtype."""
     return _unary("sqrt", SqrtBackward, x, "out", True)
 
 
 def sin(x: Tensor) -> Tensor:
+    """The sine elementwise (``SinBackward0``: ``g * cos(x)``); an integer or bool tensor is
+    computed in the default float dtype."""
     return _unary("sin", SinBackward, x, "in", True)
 
 
 def cos(x: Tensor) -> Tensor:
+    """The cosine elementwise (``CosBackward0``: ``-g * sin(x)``); an integer or bool tensor is
+    computed in the default float dtype."""
     return _unary("cos", CosBackward, x, "in", True)
 
 
 def tanh(x: Tensor) -> Tensor:
+    """The hyperbolic tangent elementwise (``TanhBackward0``, which saves the output); an integer or
+    bool tensor is computed in the default float dtype."""
     return _unary("tanh", TanhBackward, x, "out", True)
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """The logistic function ``1 / (1 + exp(-x))`` elementwise (``SigmoidBackward0``, which saves
+    the output); an integer or bool tensor is computed in the default float dtype."""
     return _unary("sigmoid", SigmoidBackward, x, "out", True)
 
 
 def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)`` elementwise, keeping the dtype (``ReluBackward0``, which saves the output: the
+    gradient is 0 where the output is 0); a bool tensor is refused."""
     return _unary("relu", ReluBackward, x, "out", no_bool=_relu_bool)
 
 
@@ -881,10 +909,14 @@ def _maxmin(name: str, a: Any, b: Any, is_max: bool) -> Tensor:
 
 
 def maximum(a: Any, b: Any) -> Tensor:
+    """The elementwise maximum of ``a`` and ``b``, broadcasting; NaN propagates
+    (``MaximumBackward0``: where ``a == b`` each input gets half of the gradient, as in PyTorch)."""
     return _maxmin("maximum", a, b, True)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
+    """The elementwise minimum of ``a`` and ``b``, broadcasting; NaN propagates
+    (``MinimumBackward0``: where ``a == b`` each input gets half of the gradient, as in PyTorch)."""
     return _maxmin("minimum", a, b, False)
 
 
@@ -932,26 +964,38 @@ def _compare_promoted(name: str, a: Any, b: Any) -> Tensor:
 
 
 def eq(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a == b``, broadcasting, compared in the operands' promoted dtype (``int_tensor
+    == 1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("eq", a, b)
 
 
 def ne(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a != b``, broadcasting, compared in the operands' promoted dtype (``int_tensor
+    != 1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("ne", a, b)
 
 
 def lt(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a < b``, broadcasting, compared in the operands' promoted dtype (``int_tensor <
+    1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("lt", a, b)
 
 
 def le(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a <= b``, broadcasting, compared in the operands' promoted dtype (``int_tensor
+    <= 1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("le", a, b)
 
 
 def gt(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a > b``, broadcasting, compared in the operands' promoted dtype (``int_tensor >
+    1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("gt", a, b)
 
 
 def ge(a: Any, b: Any) -> Tensor:
+    """Elementwise ``a >= b``, broadcasting, compared in the operands' promoted dtype (``int_tensor
+    >= 1.5`` compares as floats): a bool tensor, which never requires grad."""
     return _compare("ge", a, b)
 
 

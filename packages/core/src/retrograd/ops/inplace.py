@@ -223,6 +223,11 @@ def _check_broadcast(name: str, t: Tensor, other: Any) -> None:
 
 
 def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In place: ``t += alpha * other`` (``other`` broadcast to ``t``'s shape; the result keeps
+    ``t``'s dtype, and a result type ``t`` cannot hold is refused, as in PyTorch). Returns ``t``.
+
+    Bumps ``t``'s version counter, so a node that saved ``t`` refuses to backward (E7 in
+    docs/semantics.md); ``t``'s history becomes ``AddBackward0`` of its old value."""
     from .elementwise import add, mul
 
     if alpha != 1:
@@ -234,6 +239,11 @@ def add_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 
 def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In place: ``t -= alpha * other`` (``other`` broadcast to ``t``'s shape; the result keeps
+    ``t``'s dtype, and a result type ``t`` cannot hold is refused, as in PyTorch). Returns ``t``.
+
+    Bumps ``t``'s version counter, so a node that saved ``t`` refuses to backward (E7 in
+    docs/semantics.md); ``t``'s history becomes ``SubBackward0`` of its old value."""
     from .elementwise import mul, sub
 
     if alpha != 1:
@@ -245,6 +255,11 @@ def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 
 def mul_(t: Tensor, other: Any) -> Tensor:
+    """In place: ``t *= other`` (``other`` broadcast to ``t``'s shape; the result keeps ``t``'s
+    dtype, and a result type ``t`` cannot hold is refused, as in PyTorch). Returns ``t``.
+
+    Bumps ``t``'s version counter, so a node that saved ``t`` refuses to backward (E7 in
+    docs/semantics.md); ``t``'s history becomes ``MulBackward0`` of its old value."""
     from .elementwise import mul
 
     other, raw = promotion.inplace_operand("mul_", t, other, "imul", mul)  # dtype rules
@@ -254,6 +269,11 @@ def mul_(t: Tensor, other: Any) -> Tensor:
 
 
 def div_(t: Tensor, other: Any) -> Tensor:
+    """In place: ``t /= other`` (``other`` broadcast to ``t``'s shape; the result keeps ``t``'s
+    dtype, and a result type ``t`` cannot hold is refused, as in PyTorch). Returns ``t``.
+
+    Bumps ``t``'s version counter, so a node that saved ``t`` refuses to backward (E7 in
+    docs/semantics.md); ``t``'s history becomes ``DivBackward0`` of its old value."""
     from .elementwise import div
 
     other, raw = promotion.inplace_operand("div_", t, other, "itruediv", div)  # dtype rules
@@ -274,6 +294,9 @@ def _replace_all(old: Tensor, value: Any) -> Tensor:
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
+    """In place: every element of ``t`` set to ``value`` (a number or a 0-d tensor, through which
+    the gradient flows); ``t``'s old value gets zero gradient. Returns ``t`` and bumps its
+    version counter (E7 in docs/semantics.md)."""
     if not isinstance(value, Tensor) and promotion.is_number(promotion.scalar_value(value)):
         value = promotion.scalar_value(value)  # a NumPy scalar as the Python number it is
     if isinstance(value, Tensor) and value.ndim != 0:
@@ -284,6 +307,8 @@ def fill_(t: Tensor, value: Any) -> Tensor:
 
 
 def zero_(t: Tensor) -> Tensor:
+    """In place: every element of ``t`` set to 0 (``fill_(t, 0)``). Returns ``t`` and bumps its
+    version counter (E7 in docs/semantics.md)."""
     return fill_(t, 0)
 
 
@@ -293,6 +318,9 @@ def _constant(t: Tensor) -> Tensor:
 
 
 def copy_(t: Tensor, src: Any) -> Tensor:
+    """In place: ``src``'s values copied into ``t`` (broadcast to ``t``'s shape, cast to its dtype,
+    from any device); differentiable in ``src``, ``t``'s old value gets zero gradient. Returns
+    ``t`` and bumps its version counter (E7 in docs/semantics.md)."""
     from .conversion import to
 
     if not isinstance(src, Tensor):

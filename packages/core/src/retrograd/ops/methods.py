@@ -21,12 +21,16 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
 
 
 def _T(self: Tensor) -> Tensor:
+    """``x.T``: a view with every dimension reversed (a permute, ``PermuteBackward0``, also for
+    a matrix); a 0-d or 1-d tensor keeps its shape."""
     # PyTorch's ``numpy_T``: a permute of every dimension, reversed (PermuteBackward0), also
     # of a matrix
     return shape.permute(self, tuple(reversed(range(self.ndim))))
 
 
 def _mT(self: Tensor) -> Tensor:
+    """``x.mT``: the last two dimensions swapped (``TransposeBackward0``), a batch of matrices
+    transposed; a 1-d tensor is refused, a 0-d one is returned as it is."""
     nd = self.ndim
     if nd == 0:  # PyTorch: the identity on a 0-d tensor (deprecated there)
         return self
@@ -37,14 +41,18 @@ def _mT(self: Tensor) -> Tensor:
 
 
 def _view_as(self: Tensor, other: Tensor) -> Tensor:
+    """``x.view_as(other)``: ``x.view(other.shape)``."""
     return shape.view(self, other.shape)
 
 
 def _expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """``x.expand_as(other)``: ``x.expand(other.shape)``."""
     return shape.expand(self, other.shape)
 
 
 def _expand(self: Tensor, *sizes: Any) -> Tensor:
+    """``x.expand(*sizes)``: a view broadcast to ``sizes`` (see ``expand``); the method wants at
+    least one argument, as PyTorch's does."""
     if not sizes:  # PyTorch's binding wants the argument (``()`` is one); the function
         # ``expand`` takes none, for the ops that expand to a 0-d shape
         raise TypeError('expand() missing 1 required positional arguments: "size"')

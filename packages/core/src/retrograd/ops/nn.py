@@ -78,10 +78,14 @@ def _softmax_like(name: str, cls: Any, x: Tensor, dim: int | None) -> Tensor:
 
 
 def softmax(x: Tensor, dim: int | None = None) -> Tensor:
+    """``exp(x) / exp(x).sum(dim, keepdim=True)`` along ``dim``, which must be given
+    (``SoftmaxBackward0``, which saves the output); floating dtypes only."""
     return _softmax_like("softmax", SoftmaxBackward, x, dim)
 
 
 def log_softmax(x: Tensor, dim: int | None = None) -> Tensor:
+    """``x - x.logsumexp(dim, keepdim=True)`` along ``dim``, which must be given
+    (``LogSoftmaxBackward0``, which saves the output); floating dtypes only."""
     return _softmax_like("log_softmax", LogSoftmaxBackward, x, dim)
 
 

@@ -154,6 +154,11 @@ def _full_sum_attrs(shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """The sum of all elements, or over ``dim`` (an int or a tuple of ints).
+
+    ``keepdim=True`` keeps each reduced dimension with size 1. Integer and bool tensors sum as
+    int64, as in PyTorch. Records ``SumBackward0`` for the full sum and ``SumBackward1`` over dims;
+    the gradient is ``g`` expanded back to the input's shape."""
     if dim is _NO_DIM and keepdim is False and type(x) is Tensor:  # x.sum(), inline
         be = x.backend
         # axis None: every axis (the Array API's spelling; no per-call tuple of axes)
@@ -175,6 +180,11 @@ def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:  # noqa
 
 
 def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
+    """The mean of all elements, or over ``dim`` (an int or a tuple of ints); ``keepdim`` as in
+    ``sum``.
+
+    Only floating dtypes (an integer tensor raises, as in PyTorch). Records ``MeanBackward0`` for
+    the full mean and ``MeanBackward1`` over dims: ``g / N`` expanded back to the input's shape."""
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be either a "
                          f"floating point or complex dtype. Got: {torch_name(x.dtype)}")
@@ -204,6 +214,11 @@ def _check_amax_empty(x: Tensor, dim: Any) -> None:
 
 
 def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (an int or a tuple; None or ``()``: every dimension), values only;
+    ``keepdim`` as in ``sum``.
+
+    ``AmaxBackward0``: the gradient is shared evenly among the elements equal to the maximum, as in
+    PyTorch. An empty reduced dimension is refused."""
     if isinstance(x, Tensor) and x._data.size == 0:
         _check_amax_empty(x, dim)
     out, axes, data = _reduce("amax", x, dim, keepdim)

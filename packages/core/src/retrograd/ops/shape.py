@@ -234,14 +234,23 @@ def _reshaped(name: str, x: Tensor, shape: tuple[int, ...], view_only: bool) -> 
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
+    """``x`` with a new shape (ints or one sequence; one entry may be -1): a view where the data
+    allows one (``ViewBackward0``), otherwise a copy (``CloneBackward0`` then
+    ``UnsafeViewBackward0``), as in PyTorch."""
     return _reshaped("reshape", x, _shape_arg("reshape", shape), False)
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:
+    """A view of ``x`` with a new shape (ints or one sequence; one entry may be -1), sharing its
+    data and version counter (``ViewBackward0``); refused where no view has that shape, as in
+    PyTorch (use ``reshape``)."""
     return _reshaped("view", x, _shape_arg("view", shape, "size"), True)
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``x`` with dimensions ``start_dim`` to ``end_dim`` (inclusive) merged into one, through
+    ``reshape``; a 0-d tensor gives shape ``(1,)``, and ``start_dim == end_dim`` returns ``x``
+    itself, as in PyTorch."""
     shape = x.shape
     nd = len(shape)
     s = wrap_dim("flatten", start_dim, nd, "start_dim")
@@ -274,6 +283,9 @@ def _resized(x: Tensor, shape: tuple[int, ...], cls: Any,
 
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    """A view of ``x`` without dimensions of size 1: all of them (``dim=None``,
+    ``SqueezeBackward0``), or those among ``dim``, an int (``SqueezeBackward1``) or a tuple
+    (``SqueezeBackward2``); a named dimension of another size is kept."""
     if not isinstance(x, Tensor):
         raise TypeError(f"squeeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
@@ -298,6 +310,8 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """A view of ``x`` with a dimension of size 1 inserted at ``dim`` (in ``[-x.ndim - 1,
+    x.ndim]``), recording ``UnsqueezeBackward0``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"unsqueeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
@@ -321,6 +335,9 @@ TBackward = formula_node("TBackward0", lambda F, g, s, a, n: (F.permute(g, a),))
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
+    """A view of ``x`` with its dimensions reordered by ``dims`` (ints or one sequence, a
+    permutation of all of them; negative dims count from the end), recording
+    ``PermuteBackward0``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"permute: expected a Tensor, got {type(x).__name__}")
     dims = _shape_arg("permute", dims, "dims")
@@ -357,6 +374,8 @@ def _swapped(x: Tensor, a: int, b: int, cls: Any) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of ``x`` with dimensions ``dim0`` and ``dim1`` swapped, recording
+    ``TransposeBackward0``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"transpose: expected a Tensor, got {type(x).__name__}")
     nd = x.ndim
@@ -417,6 +436,9 @@ def expand_shape(name: str, shape: tuple[int, ...], sizes: tuple[int, ...]) -> t
 
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
+    """A view of ``x`` broadcast to ``sizes`` (ints or one sequence) without copying: size-1
+    dimensions grow, -1 keeps a dimension, new leading dimensions may be added. Records
+    ``ExpandBackward0`` (the gradient is summed back to ``x``'s shape)."""
     sizes = _shape_arg("expand", sizes, "size") if sizes else ()  # the method wants one
     target = sizes if sizes == x.shape else expand_shape("expand", x.shape, sizes)
     return expand_to(x, target)
@@ -985,6 +1007,9 @@ def _seq_operands(name: str, tensors: Any) -> list[Tensor]:
 
 
 def cat(tensors: Any, dim: int = 0) -> Tensor:
+    """The tensors joined along the existing dimension ``dim`` (sizes must match in every other
+    dimension; 0-d tensors are refused); mixed dtypes promote, as in PyTorch. Records
+    ``CatBackward0``, which splits the gradient back."""
     ts = _seq_operands("cat", tensors)
     for i, t in enumerate(ts):
         if t.ndim == 0:
@@ -1018,6 +1043,8 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
 
 
 def stack(tensors: Any, dim: int = 0) -> Tensor:
+    """The tensors (all of one shape) joined along a new dimension ``dim``, recording
+    ``StackBackward0``."""
     ts = _seq_operands("stack", tensors)
     ref = ts[0].shape
     d = wrap_dim("stack", dim, len(ref) + 1)
