@@ -861,6 +861,22 @@ TOLERANCE = {"unary_integer_inputs": 1e-6}
 
 
 @program
+def fill_zero_copy_record_one_node_each(lib):
+    out = []
+    src = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    val = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+    for write in (lambda b: b.fill_(2), lambda b: b.zero_(), lambda b: b.copy_(lib.ones(3)),
+                  lambda b: b.copy_(src), lambda b: b.fill_(val), lambda b: b[1:].zero_()):
+        a = lib.ones(3, requires_grad=True)
+        b = a.clone()
+        write(b)
+        fn = b.grad_fn
+        (b * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        out.append((fn.name().rpartition("::")[2], fn.next_functions[0][0].name(), a.grad))
+    return out, src.grad, val.grad
+
+
+@program
 def add_and_sub_with_alpha_and_a_number(lib):
     t = lib.tensor([1.0, 2.0], requires_grad=True)
     a, b = lib.add(t, 2, alpha=3), lib.sub(t, 2, alpha=3)

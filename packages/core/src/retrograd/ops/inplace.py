@@ -25,6 +25,7 @@ from typing import Any
 
 from .._version import new_counter
 from ..autograd.commit import expandable_to
+from ..autograd.node import formula_node
 from ..dtypes import get_default_dtype
 from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
@@ -33,7 +34,7 @@ from ..tensor import Tensor
 from . import elementwise as _ew
 from . import pointwise as _pw
 from . import promotion
-from ._core import Scalar, check_device, inplace_result, same_device, view_refusal
+from ._core import Scalar, check_device, inplace_result, record, same_device, view_refusal
 from .declare import op
 from .late_views import wake
 from .view_inplace import LEAF_VIEW
@@ -282,15 +283,50 @@ def div_(t: Tensor, other: Any) -> Tensor:
                     raw, True)
 
 
-def _replace_all(old: Tensor, value: Any) -> Tensor:
-    """A result equal to ``value`` broadcast to ``old``'s shape; ``old`` gets zero gradient."""
-    from .elementwise import add
-    from .shape import expand, index_zero
+# -- fill_, zero_, copy_: one node each, PyTorch's ----------------------------------------------
+def _zeros_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    return (F.zeros_like(g),)  # every old value was overwritten
 
-    zeroed = index_zero(old, (Ellipsis,))
+
+def _grad_of_value(F: Any, g: Any, attrs: Any) -> Any:
+    """``g`` as the gradient of the value written (a ``fill_`` tensor, a ``copy_`` source):
+    summed to its shape (it was broadcast), in its dtype (it was cast). ``attrs``: its shape,
+    dtype and raw dtype."""
+    shape, dtype, raw = attrs
+    if tuple(g.shape) != shape:
+        g = F.reduce_to(g, shape)
+    if isinstance(g, Tensor):  # under create_graph: a differentiable cast
+        from .conversion import to
+
+        return g if g.dtype is dtype else to(g, dtype)
+    return g if g.dtype == raw else F.astype(g, raw)
+
+
+def _written_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
+    return (F.zeros_like(g) if needs[0] else None,
+            _grad_of_value(F, g, attrs) if needs[1] else None)
+
+
+FillBackward2 = formula_node("FillBackward2", _zeros_rule, arity=1)  # fill_(number)
+ZeroBackward0 = formula_node("ZeroBackward0", _zeros_rule, arity=1)
+FillBackward3 = formula_node("FillBackward3", _written_rule, arity=2)  # fill_(0-d tensor)
+CopyBackwards = formula_node("CopyBackwards", _written_rule, arity=2)
+
+
+def _written(old: Tensor, value: Any, cls: Any) -> Tensor:
+    """The result of writing ``value`` (a number, or a tensor broadcast to ``old``'s shape and
+    cast to its dtype) over every element of ``old``, recorded as one ``cls`` node: ``old``
+    gets zero gradient, a tensor value the gradient summed to its shape."""
+    be = old.backend
+    shape, raw = old._data.shape, old._data.dtype
     if isinstance(value, Tensor):
-        return add(zeroed, expand(value, *old.shape))
-    return add(zeroed, value)
+        data = be.ops.astype(be.ops.expand(value._data, tuple(shape)), raw)
+        out = Tensor(data if type(data) is be.array_type else be.asarray(data), be)
+        record(cls, out, (old, value), (), (), (value.shape, value.dtype, value._data.dtype))
+    else:
+        out = Tensor(be.ops.full(tuple(shape), promotion.assign_value(old, value), raw), be)
+        record(cls, out, (old,))
+    return out
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
@@ -302,14 +338,16 @@ def fill_(t: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                          f"{value.ndim} dimensions (shape {value.shape})")
-    return _inplace("fill_", t, (value,), lambda old: _replace_all(old, value),
+    cls = FillBackward3 if isinstance(value, Tensor) else FillBackward2
+    return _inplace("fill_", t, (value,), lambda old: _written(old, value, cls),
                     lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, value)), False)
 
 
 def zero_(t: Tensor) -> Tensor:
-    """In place: every element of ``t`` set to 0 (``fill_(t, 0)``). Returns ``t`` and bumps its
-    version counter (E7 in docs/semantics.md)."""
-    return fill_(t, 0)
+    """In place: every element of ``t`` set to 0 (``ZeroBackward0``). Returns ``t`` and bumps
+    its version counter (E7 in docs/semantics.md)."""
+    return _inplace("zero_", t, (), lambda old: _written(old, 0, ZeroBackward0),
+                    lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, 0)), False)
 
 
 def _constant(t: Tensor) -> Tensor:
@@ -332,7 +370,7 @@ def copy_(t: Tensor, src: Any) -> Tensor:
         # bool tensor written from one that requires grad stays a leaf without grad
         src = _constant(src)
     _check_broadcast("copy_", t, src)
-    return _inplace("copy_", t, (src,), lambda old: _replace_all(old, src),
+    return _inplace("copy_", t, (src,), lambda old: _written(old, src, CopyBackwards),
                     lambda a: t.backend.ops.assign_(a, promotion.assign_value(t, src)), False)
 
 
