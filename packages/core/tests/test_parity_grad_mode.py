@@ -332,8 +332,6 @@ def test_tensors_made_inside_are_inference_tensors():
     same(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a deliberate difference (docs/semantics.md): marking "
-                   "op outputs in Tensor.__init__ costs 2-4% of every op's forward")
 def test_op_outputs_made_inside_are_inference_tensors():
     def program(lib):
         n = lib.ones(3)
@@ -341,6 +339,29 @@ def test_op_outputs_made_inside_are_inference_tensors():
         with lib.inference_mode():
             outs = [n * 2, w * 2, n.sum(), n.clone(), lib.cat([n, n])]
         return [(t.is_inference(), t.requires_grad) for t in outs]
+
+    same(program)
+
+
+def test_op_outputs_in_another_thread_are_not_inference_tensors():
+    """Tensors made while another thread is in inference mode are normal ones."""
+    def program(lib):
+        entered, done = threading.Event(), threading.Event()
+
+        def inside():
+            with lib.inference_mode():
+                entered.set()
+                done.wait(10)
+
+        th = threading.Thread(target=inside)
+        th.start()
+        try:
+            assert entered.wait(10)
+            t = lib.ones(3) * 2
+            return t.is_inference(), (lib.ones(2, requires_grad=True) * 2).requires_grad
+        finally:
+            done.set()
+            th.join(10)
 
     same(program)
 

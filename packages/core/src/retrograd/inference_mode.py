@@ -25,10 +25,11 @@ tensors that are not inference tensors, do no extra work; ``Tensor.is_inference(
 Which tensors are marked: a tensor starts with the counter ``creation_counter()`` gives
 (``INFERENCE`` inside inference mode, else None). The creation functions (``ops.creation``)
 ask for it, after checking ``_active`` -- how many threads are in inference mode -- so that
-outside inference mode they ask nothing. An op's output made inside inference mode is not
-marked: it is a normal tensor that was not recorded, as under ``no_grad`` (a deliberate
-difference from PyTorch, listed in docs/semantics.md). Asking in ``Tensor.__init__`` -- one
-list read per tensor -- cost 2-4% of every op's forward (W1 of tools/bench, one-process A/B).
+outside inference mode they ask nothing. An op's output made inside inference mode is an
+inference tensor too, as in PyTorch: while any thread is in inference mode, ``Tensor.__init__``
+is swapped for one that marks the tensors made in such a thread (``_mark_new_tensors``); asking
+in the plain ``__init__`` -- one list read per tensor -- cost 2-4% of every op's forward (W1 of
+tools/bench, one-process A/B), so it does not ask.
 
 Like grad mode, inference mode is per thread.
 """
@@ -105,8 +106,37 @@ def _set_inference(flag: bool) -> None:
     s = _state
     if s.inference is not flag:
         with _active_lock:
-            _active[0] += 1 if flag else -1
+            was = _active[0]
+            _active[0] = was + (1 if flag else -1)
+            if (was == 0) != (_active[0] == 0):  # the first thread in, or the last one out
+                _mark_new_tensors(_active[0] > 0)
         s.inference = flag
+
+
+def _mark_new_tensors(on: bool) -> None:
+    """While some thread is in inference mode, ``Tensor.__init__`` is a version that gives a
+    tensor made in an inference-mode thread the ``INFERENCE`` counter: every op output made
+    there is an inference tensor, as in PyTorch (a view of a normal tensor then takes its
+    base's counter and stays normal). Otherwise it is the plain ``__init__``, and tensors made
+    while no thread is in inference mode pay nothing for this (a check in every construction
+    cost 2-4% of every op's forward, W1)."""
+    from .tensor import Tensor
+
+    if on:
+        _plain_init.setdefault("init", Tensor.__init__)
+        Tensor.__init__ = _marking_init  # type: ignore[method-assign]
+    elif "init" in _plain_init:
+        Tensor.__init__ = _plain_init["init"]  # type: ignore[method-assign]
+
+
+_plain_init: dict[str, Any] = {}  # Tensor's own __init__, kept while the marking one is set
+
+
+def _marking_init(self: Any, data: Any, backend: Any, requires_grad: bool = False,
+                  grad_fn: Any = None, output_nr: int = 0) -> None:
+    _plain_init["init"](self, data, backend, requires_grad, grad_fn, output_nr)
+    if _state.inference:
+        self._vc = INFERENCE
 
 
 def creation_counter() -> bytearray | None:
