@@ -207,5 +207,5 @@ def test_kernel_cases_reach_their_kernels_on_cpu():
             assert _judge(case, "retrograd:cpu").verdict == "pass", case.id
     calls = coverage.calls("cpu")
     for kernel in ("arange", "linspace", "full", "empty", "from_numpy", "any_nonfinite",
-                   "isnan", "index_zero"):
+                   "isnan", "index_zero", "eye", "isin", "signbit", "unique_"):
         assert calls.get(kernel), f"no kernels case reached {kernel}"

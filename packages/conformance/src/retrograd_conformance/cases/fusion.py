@@ -25,8 +25,9 @@ written as ``y < 0`` instead of ``y <= 0`` shows.
 **kernels.** Ordinary :class:`~retrograd_conformance.cases.semantics.SemanticsCase` programs for
 kernels the rest of the suite reaches seldom or never: the creation kernels (``arange``,
 ``linspace``, ``full``, ``empty``, and ``from_numpy`` behind ``rand``), anomaly mode's checks
-(``any_nonfinite``, ``isnan``), and an indexed assignment with history (``setitem``,
-``index_zero``).
+(``any_nonfinite``, ``isnan``), an indexed assignment with history (``setitem``,
+``index_zero``), and the ops without a gradient the op database leaves out (``eye``, ``isin``,
+``signbit``, ``unique``).
 """
 
 from __future__ import annotations
@@ -223,6 +224,34 @@ def setitem_with_history(lib: Any) -> dict[str, Any]:
     return {"x": x, "a.grad": a.grad, "v.grad": v.grad}
 
 
+def no_gradient_kernels(lib: Any) -> dict[str, Any]:
+    """``eye``, ``isin``, ``signbit`` and ``unique``: ops without a gradient (no op-database
+    entry), and ``eye`` as a constant in a differentiable program."""
+    kw = {"dtype": lib.dtype, "device": lib.device}
+    w = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    (w * lib.eye(2, 3, **kw)).sum().backward()
+    x = lib.tensor([[1.5, -0.0, 2.0], [0.0, -3.0, 1.5]])
+    t = lib.tensor([1.5, -3.0, 7.0])
+    return {"eye(3)": lib.eye(3, **kw), "eye(2, 3)": lib.eye(2, 3, **kw),
+            "grad of sum(w * eye(2, 3))": w.grad,
+            "isin(x, t)": lib.isin(x, t), "isin(x, t, invert=True)": lib.isin(x, t, invert=True),
+            "isin(x, 2.0)": lib.isin(x, 2.0), "signbit(x)": lib.signbit(x),
+            "signbit(int64)": lib.signbit(lib.int_tensor([-2, 0, 3])),
+            **_unique_results(lib)}
+
+
+def _unique_results(lib: Any) -> dict[str, Any]:
+    """``unique`` and ``unique_consecutive`` (the ``unique_`` kernel), with inverse and
+    counts."""
+    u = lib.tensor([2.0, 1.0, 2.0, 3.0, 1.0, 1.0])
+    vals, inverse, counts = lib.unique(u, return_inverse=True, return_counts=True)
+    cvals, cinverse, ccounts = lib.unique_consecutive(u, return_inverse=True,
+                                                      return_counts=True)
+    return {"unique(u)": vals, "its inverse": inverse, "its counts": counts,
+            "unique_consecutive(u)": cvals, "its inverse (consecutive)": cinverse,
+            "its counts (consecutive)": ccounts}
+
+
 RT = Raises("runtime")
 
 KERNEL_CASES: tuple[SemanticsCase, ...] = (
@@ -250,4 +279,14 @@ KERNEL_CASES: tuple[SemanticsCase, ...] = (
         "a.grad zero on the overwritten row (index_zero), v.grad = 2 * the row's weights",
         setitem_with_history,
         {"a.grad": [[1, 2, 3], [0, 0, 0]], "v.grad": [8, 10, 12]}),
+    SemanticsCase(
+        "kernels-no-gradient", "kernels",
+        "eye, isin, signbit and unique (ops without a gradient), and eye as a constant factor",
+        "values and bool results; w.grad = eye(2, 3)",
+        no_gradient_kernels,
+        {"eye(2, 3)": [[1, 0, 0], [0, 1, 0]], "grad of sum(w * eye(2, 3))": [[1, 0, 0], [0, 1, 0]],
+         "isin(x, t)": [[True, False, False], [False, True, True]],
+         "signbit(x)": [[False, True, False], [False, True, False]],
+         "signbit(int64)": [True, False, False], "unique(u)": [1, 2, 3],
+         "its counts": [3, 2, 1], "unique_consecutive(u)": [2, 1, 2, 3, 1]}),
 )

@@ -8,6 +8,8 @@ the ones to read first). A test checks that every name is a kernel of the refere
 
 from __future__ import annotations
 
+from .entries_sorting import KERNEL_ROWS as _SORTING
+
 # op -> (forward kernels, backward kernels)
 KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "add": (("add",), ("reduce_to",)),
@@ -54,6 +56,65 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "clone": (("copy",), ()),
     "to": (("astype",), ("astype",)),
     "mse_loss": (("sub", "mul", "mean"), ("sub", "mul")),
+    # views (ops/views.py): slices of the input; a multi-output view's backward writes each
+    # output's gradient into zeros of the input's shape (``concat``/``stack`` of them under
+    # create_graph)
+    "narrow": (("getitem",), ("zeros", "setitem", "index_backward")),
+    "select": (("getitem",), ("zeros", "setitem", "index_backward")),
+    "unbind": (("getitem",), ("zeros", "setitem", "stack")),
+    "split": (("getitem",), ("zeros", "setitem", "concat")),
+    "split_with_sizes": (("getitem",), ("zeros", "setitem", "concat")),
+    "unsafe_split": (("getitem",), ("zeros", "setitem", "concat")),
+    "unsafe_split_with_sizes": (("getitem",), ("zeros", "setitem", "concat")),
+    "chunk": (("getitem",), ("zeros", "setitem", "concat")),
+    "unsafe_chunk": (("getitem",), ("zeros", "setitem", "concat")),
+    "tensor_split": (("getitem",), ("zeros", "setitem", "index_backward")),
+    "diagonal": (("diagonal_view", "diagonal"), ("diagonal_backward",)),
+    "as_strided": (("as_strided_view", "as_strided", "reshape", "flat_positions"),
+                   ("index_backward", "reshape")),
+    # statistics (ops/statistics.py)
+    "var": (("var",), ("mean", "sub", "mul", "expand")),
+    "std": (("var", "sqrt"), ("eq", "where", "div", "mean", "sub", "mul", "expand")),
+    "var_mean": (("var", "mean"), ("mean", "sub", "mul", "div", "expand")),
+    "std_mean": (("var", "sqrt", "mean"), ("eq", "where", "div", "mean", "sub", "mul",
+                                            "expand")),
+    "prod": (("prod",), ("div", "mul", "eq", "where", "sum", "prod")),
+    "max": (("amax", "argmax"), ("index_mask", "where", "eq", "sum", "div", "mul")),
+    "min": (("amin", "argmin"), ("index_mask", "where", "eq", "sum", "div", "mul")),
+    "amin": (("amin",), ("eq", "where", "sum", "div", "mul")),
+    "median": (("median",), ("index_mask", "where", "eq", "sum", "div", "mul")),
+    "nanmedian": (("median",), ("index_mask", "where", "ne", "sum", "div", "mul")),
+    "trace": (("diagonal_mask", "where", "sum"), ("diagonal_mask", "where", "expand")),
+    "cumsum": (("cumsum",), ("cumsum_reverse",)),
+    "cumprod": (("cumprod",), ("cumsum_reverse", "mul", "div", "cumsum", "where")),
+    "logcumsumexp": (("logcumsumexp",), ("logcumsumexp", "log", "abs", "where", "exp",
+                                         "sub")),
+    # pointwise (ops/pointwise.py); square is PyTorch's pow(x, 2)
+    "log1p": (("log1p",), ("add", "div")),
+    "expm1": (("expm1",), ("add", "mul")),
+    "square": (("pow",), ("pow_backward",)),
+    "reciprocal": (("reciprocal",), ("neg", "mul")),
+    "rsqrt": (("rsqrt",), ("pow", "mul")),
+    "sign": (("sign", "ne", "where"), ("zeros_like",)),
+    "floor": (("floor",), ("zeros_like",)),
+    "tan": (("tan",), ("mul", "add")),
+    "sinh": (("sinh",), ("cosh", "mul")),
+    "cosh": (("cosh",), ("sinh", "mul")),
+    "asin": (("asin",), ("rsqrt", "neg", "mul", "add")),
+    "acos": (("acos",), ("rsqrt", "neg", "mul", "add")),
+    "atan": (("atan",), ("mul", "add", "div")),
+    "erf": (("erf",), ("exp", "neg", "mul")),
+    "atan2": (("atan2",), ("mul", "add", "eq", "where", "div", "neg", "reduce_to")),
+    "masked_fill": (("masked_fill",), ("where", "reduce_to", "sum")),
+    # matrix products (ops/linalg.py) and tiling (ops/tiling.py)
+    "mm": (("matmul",), ("matmul", "matrix_transpose", "reduce_to")),
+    "mv": (("matmul",), ("matmul", "matrix_transpose", "unsqueeze", "reshape", "reduce_to")),
+    "dot": (("matmul",), ("mul",)),
+    "outer": (("reshape", "mul"), ("mul", "reduce_to")),
+    "repeat": (("reshape", "repeat"), ("reshape", "sum")),
+    "tile": (("reshape", "repeat"), ("reshape", "sum")),
+    # sorting (ops/sorting.py): listed with their entries
+    **_SORTING,
 }
 
 

@@ -1167,10 +1167,12 @@ def _format_labels(rows: list[SweepInfo]) -> list[SweepInfo]:
 
 
 def build_sweeps() -> tuple[SweepInfo, ...]:
-    from .sweeps_sizes import sizes_rows  # (it imports this module's helpers)
+    from .entries_sorting import sizes_rows as sorting_sizes_rows
+    from .sweeps_sizes import sizes_rows  # (these import this module's helpers)
 
-    rows = (_sizes_rows() + sizes_rows() + _layouts_rows() + _extremes_rows()
-            + _convention_rows() + _format_labels(_promotion_rows()) + _ownership_rows())
+    rows = (_sizes_rows() + sizes_rows() + sorting_sizes_rows() + _layouts_rows()
+            + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())
+            + _ownership_rows())
     names = [r.name for r in rows]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:

@@ -19,9 +19,6 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     def rsqrt(x: Any) -> Any:
         return 1 / xp.sqrt(x)
 
-    def square(x: Any) -> Any:
-        return x * x
-
     def erf(x: Any) -> Any:
         """The error function, from the series ``erf(x) = 2/sqrt(pi) * exp(-x*x) *
         sum_n (2x^2)^n x / (2n+1)!!``, whose terms are all of one sign (no cancellation):
@@ -78,7 +75,6 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     return {
         "log1p": xp.log1p,
         "expm1": xp.expm1,
-        "square": square,
         "reciprocal": reciprocal,
         "rsqrt": rsqrt,
         "floor": xp.floor,

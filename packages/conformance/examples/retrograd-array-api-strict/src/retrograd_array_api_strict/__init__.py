@@ -9,6 +9,7 @@ is where a real vendor would put its fast kernels). The package's ``pyproject.to
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import array_api_strict as xp
@@ -84,7 +85,7 @@ def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
     flat = _positive(xp.reshape(idx, (-1,)), n)
     one_hot = xp.astype(xp.expand_dims(flat, axis=1) == xp.arange(n, dtype=flat.dtype),
                         g.dtype)  # (k, n): repeated indices add up in the matmul
-    rows = xp.reshape(g, (flat.shape[0], -1))
+    rows = xp.reshape(g, (flat.shape[0], math.prod(shape[1:])))  # also for no index at all
     return xp.reshape(xp.matmul(xp.matrix_transpose(one_hot), rows), shape)
 
 
