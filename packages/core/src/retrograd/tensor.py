@@ -30,7 +30,7 @@ __all__ = ["Tensor"]
 _create_lock = threading.RLock()
 
 
-_OWN_DTYPE = object()  # _Extra.grad_dtype never set: the tensor's own dtype
+OWN_DTYPE = object()  # _Extra.grad_dtype never set: the tensor's own dtype
 
 
 class _Extra:
@@ -61,7 +61,7 @@ class _Extra:
         # a view (for ``_is_view``) that no other field marks: one of a detached alias
         self.alias_view = False
         # a leaf's ``grad_dtype`` when set (a DType, or None: any dtype); unset: its own dtype
-        self.grad_dtype: Any = _OWN_DTYPE
+        self.grad_dtype: Any = OWN_DTYPE
 
 
 class Tensor:
@@ -387,7 +387,7 @@ class Tensor:
     def _grad_dtype(self) -> Any:
         """The dtype this tensor's ``.grad`` must have (None: any), without the leaf check."""
         ex = self._extra
-        if ex is None or ex.grad_dtype is _OWN_DTYPE:
+        if ex is None or ex.grad_dtype is OWN_DTYPE:
             return self.dtype
         return ex.grad_dtype
 

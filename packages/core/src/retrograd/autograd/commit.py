@@ -34,7 +34,7 @@ from typing import Any
 from .._version import bump
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
-from ..tensor import Tensor
+from ..tensor import OWN_DTYPE, Tensor
 from .node import formula_node
 
 __all__ = ["commit", "commit_leaf_grad"]
@@ -226,9 +226,9 @@ def _grad_dtype_of(t: Any) -> Any:
     """The raw dtype of ``t``'s ``.grad``: its own, or a leaf's ``grad_dtype`` when set
     (None: any, the gradient keeps its dtype)."""
     ex = t._extra
-    if ex is None or t.grad_fn is not None:
+    if ex is None or ex.grad_dtype is OWN_DTYPE or t.grad_fn is not None:
         return t._data.dtype
-    want = t._grad_dtype()
+    want = ex.grad_dtype
     return None if want is None else t.backend.xp_dtype(want)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from ..backends.host import quiet_add, quiet_enter, quiet_exit
 from ..errors import GRAPH_FREED, GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
-from ..tensor import Tensor
+from ..tensor import OWN_DTYPE, Tensor
 from ..warn_always import _state as _warn_always
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
@@ -309,6 +309,8 @@ class Engine:
         st = _reentry.current
         if st is None:
             raise RetrogradError("Final callbacks can only be installed during backward pass.")
+        if st.callbacks is None:
+            st.callbacks = []
         st.callbacks.append(callback)
 
     @staticmethod
@@ -444,11 +446,11 @@ def _capture_targets(inputs: list[Any], accumulate: bool) -> dict[Node, dict[int
     is filled anyway), and it refuses an input that does not require grad."""
     captures: dict[Node, dict[int, list[int]]] = {}
     for i, t in enumerate(inputs):
-        if isinstance(t, GradientEdge):  # a node and slot given directly: no tensor to check
-            node, slot = edge_target(t)
-            captures.setdefault(node, {}).setdefault(slot, []).append(i)
-            continue
         if not isinstance(t, Tensor):
+            if isinstance(t, GradientEdge):  # a node and slot given directly: no tensor
+                node, slot = edge_target(t)
+                captures.setdefault(node, {}).setdefault(slot, []).append(i)
+                continue
             raise TypeError(f"inputs[{i}] must be a Tensor, got {type(t).__name__}")
         _fresh(t)
         if accumulate:
@@ -538,7 +540,11 @@ def current_graph_task_id() -> int:
     """An id of the walk running in this thread (PyTorch's graph task id): -1 outside a
     backward. Hooks use it to tell two backward calls apart (``register_multi_grad_hook``)."""
     st = _reentry.current
-    return -1 if st is None else st.task_id
+    if st is None:
+        return -1
+    if not st.task_id:
+        st.task_id = next(_task_ids)
+    return st.task_id
 
 
 def current_node() -> Any:
@@ -686,10 +692,10 @@ class _WalkState:
         self.current: Node | None = None
         # AccumulateGrad nodes with post-hooks, and the gradient each got: run after commit
         self.after_commit: list[tuple[Any, list[Any]]] = []
-        self.task_id = next(_task_ids)
+        self.task_id = 0  # numbered when first asked (``current_graph_task_id``)
         self.order: list[Node] = []  # the nodes this walk runs (``will_engine_execute_node``)
         self.executes: set[Node] | None = None  # ``order`` as a set, made when first asked
-        self.callbacks: list[Any] = []  # ``Engine.queue_callback``: run after the commit
+        self.callbacks: list[Any] | None = None  # ``Engine.queue_callback``: after the commit
 
 
 def _run_plain(order: list[Node], st: _WalkState) -> None:
@@ -1089,8 +1095,9 @@ def _as_result(g: Any, like: Any, root: Tensor) -> Any:
     if type(g) is not be.array_type:
         g = be.asarray(g)
     want = like._data.dtype
-    if like._extra is not None and like.grad_fn is None:  # a leaf's grad_dtype, when set
-        gd = like._grad_dtype()
+    ex = like._extra
+    if ex is not None and ex.grad_dtype is not OWN_DTYPE and like.grad_fn is None:
+        gd = ex.grad_dtype  # a leaf's grad_dtype, set (None: the gradient's own dtype)
         want = g.dtype if gd is None else be.xp_dtype(gd)
     if g.dtype != want:
         g = be.ops.astype(g, want)
