@@ -1,4 +1,4 @@
-"""The backward engine (seed 000). Stateless: all per-call state lives in the call.
+"""The backward engine (docs/engine.md). Stateless: all per-call state lives in the call.
 
     order   = reverse of an iterative DFS post-order from the roots   (E1; no recursion)
     prune   = keep only nodes on a path to a requested input          (grad / inputs=)
