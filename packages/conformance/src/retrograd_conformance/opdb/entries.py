@@ -4,7 +4,16 @@ either side, ``dim`` / ``keepdim``)."""
 
 from __future__ import annotations
 
-from . import entries_pointwise, entries_sorting, entries_statistics, entries_views
+from . import (
+    entries_activations,
+    entries_indexing,
+    entries_layout,
+    entries_pointwise,
+    entries_products,
+    entries_sorting,
+    entries_statistics,
+    entries_views,
+)
 from .base import OpInfo, Sample
 from .sweeps import SWEEPS
 
@@ -221,7 +230,8 @@ ENTRIES: tuple[OpInfo, ...] = (
 )
 
 ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
-            + entries_sorting.ENTRIES)
+            + entries_sorting.ENTRIES + entries_indexing.ENTRIES + entries_layout.ENTRIES
+            + entries_products.ENTRIES + entries_activations.ENTRIES)
 
 #: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
 #: :mod:`.sweeps`), each of which the report shows apart

@@ -8,6 +8,10 @@ the ones to read first). A test checks that every name is a kernel of the refere
 
 from __future__ import annotations
 
+from .entries_activations import KERNEL_ROWS as _ACTIVATIONS
+from .entries_indexing import KERNEL_ROWS as _INDEXING
+from .entries_layout import KERNEL_ROWS as _LAYOUT
+from .entries_products import KERNEL_ROWS as _PRODUCTS
 from .entries_sorting import KERNEL_ROWS as _SORTING
 
 # op -> (forward kernels, backward kernels)
@@ -115,6 +119,11 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "tile": (("reshape", "repeat"), ("reshape", "sum")),
     # sorting (ops/sorting.py): listed with their entries
     **_SORTING,
+    # the families below list theirs beside their entries (opdb/entries_<family>.py)
+    **_INDEXING,
+    **_LAYOUT,
+    **_PRODUCTS,
+    **_ACTIVATIONS,
 }
 
 

@@ -1167,10 +1167,19 @@ def _format_labels(rows: list[SweepInfo]) -> list[SweepInfo]:
 
 
 def build_sweeps() -> tuple[SweepInfo, ...]:
-    from .entries_sorting import sizes_rows as sorting_sizes_rows
+    from . import (
+        entries_activations,
+        entries_indexing,
+        entries_layout,
+        entries_products,
+        entries_sorting,
+    )
     from .sweeps_sizes import sizes_rows  # (these import this module's helpers)
 
-    rows = (_sizes_rows() + sizes_rows() + sorting_sizes_rows() + _layouts_rows()
+    families = [entries_sorting, entries_indexing, entries_layout, entries_products,
+                entries_activations]
+    rows = (_sizes_rows() + sizes_rows() + [r for f in families for r in f.sizes_rows()]
+            + _layouts_rows()
             + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())
             + _ownership_rows())
     names = [r.name for r in rows]

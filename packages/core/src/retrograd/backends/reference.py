@@ -18,7 +18,16 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from . import kernels_pointwise, kernels_sorting, kernels_statistics, kernels_views
+from . import (
+    kernels_activations,
+    kernels_indexing,
+    kernels_layout,
+    kernels_pointwise,
+    kernels_products,
+    kernels_sorting,
+    kernels_statistics,
+    kernels_views,
+)
 from .summation import blocked_mean, blocked_sum
 
 __all__ = [
@@ -454,7 +463,8 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "is_view": is_view,
         "memory_layout": memory_layout,
     }
-    for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting):
+    for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting,
+                   kernels_indexing, kernels_layout, kernels_products, kernels_activations):
         table.update(family.kernels(xp))
     bind_composites(table, SimpleNamespace(**table))
     return table

@@ -5,14 +5,18 @@ each has an entry.
 """
 
 from . import (
+    activations,
     conversion,
     creation,
     elementwise,
+    indexing,
     inplace,
+    layout,
     linalg,
     methods,
     nn,
     pointwise,
+    products,
     reduction,
     shape,
     sorting,
@@ -112,6 +116,7 @@ def declared_functions() -> dict[str, object]:
 
 
 __all__ = [
+    "activations", "indexing", "layout", "products",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",

@@ -1,0 +1,5 @@
+"""The indexing ops (see docs/api.md)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
