@@ -8,7 +8,7 @@
     20.0
 """
 
-from . import autograd, backends, nn
+from . import autograd, backends, linalg, nn
 from .autograd import Function
 from .backends import available_backends, get_backend, register_backend
 from .dtypes import (
@@ -128,7 +128,7 @@ __all__ = [
     "DTypeError", "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
     "allclose",
     "ShapeError",
-    "RetrogradError", "Tensor", "VersionMismatch", "abs", "add", "amax", "arange",
+    "RetrogradError", "Tensor", "VersionMismatch", "abs", "linalg", "add", "amax", "arange",
     "as_tensor", "autograd", "available_backends", "backends", "bool", "bool_", "cat", "clamp",
     "double", "float", "half", "int", "long",
     "clone", "cos", "device", "div", "empty", "empty_like", "enable_grad", "eq", "exp",

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from ..ops.activations import hardtanh, logsigmoid, mish, relu6, selu
 from ..ops.elementwise import relu as _relu
 from ..ops.elementwise import sigmoid, tanh
+from ..ops.layout import pad
 from ..ops.linalg import linear
 from ..ops.nn import cross_entropy, log_softmax, mse_loss, softmax
 from ..ops.pointwise import elu, gelu, leaky_relu, silu, softplus
 from ..tensor import Tensor
 
-__all__ = ["elu", "gelu", "leaky_relu", "silu", "softplus",
+__all__ = ["pad", "elu", "gelu", "leaky_relu", "silu", "softplus", "mish", "selu", "hardtanh",
+           "relu6", "logsigmoid",
            "linear", "relu", "tanh", "sigmoid", "softmax", "log_softmax", "cross_entropy",
            "mse_loss"]
 
