@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["OPS", "OpSpec", "op", "bind_methods"]
+__all__ = ["OPS", "OpSpec", "op", "bind_methods", "GRAPH_KERNELS"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,6 +38,12 @@ class OpSpec:
 
 #: Every op declared with ``@op``, by name, in declaration order.
 OPS: dict[str, OpSpec] = {}
+
+#: Kernel name -> the differentiable op that computes the same on tensors, for the kernels a
+#: derivative rule calls (``F.<name>``) that the first op set's ``GRAPH_F`` lacks: an op module
+#: adds its own here and ``ops.graph_namespace`` puts them in ``GRAPH_F``, so that one rule
+#: runs on raw kernels in the walk and on recorded ops under ``create_graph``.
+GRAPH_KERNELS: dict[str, Callable[..., Any]] = {}
 
 
 def op(name: str | None = None, *, method: bool | Callable[..., Any] = True,

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from . import elementwise as ew
 from . import linalg, nn, reduction, shape
 from .creation import ones_like, zeros_like
+from .declare import GRAPH_KERNELS
 
 __all__ = ["GRAPH_F"]
 
@@ -51,3 +52,5 @@ GRAPH_F = SimpleNamespace(
 )
 bind_composites(GRAPH_F.__dict__, GRAPH_F, keep={"pow_backward"})
 GRAPH_F.pow_backward = ew.pow_backward  # one recorded node, with its own derivative
+for _name, _fn in GRAPH_KERNELS.items():  # the later op families' (ops.declare); by now every
+    GRAPH_F.__dict__.setdefault(_name, _fn)  # op module is imported: GRAPH_F is made lazily

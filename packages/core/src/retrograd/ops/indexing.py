@@ -17,7 +17,7 @@ from ..dtypes import bool_, int32, int64
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
-from .declare import op
+from .declare import GRAPH_KERNELS, op
 from .elementwise import broadcast_mismatch, broadcast_shape
 from .inplace import _inplace
 from .reduction import _dim_int
@@ -115,41 +115,36 @@ def _kernel(be: Any, name: str, x: Any, idx: Any, *rest: Any) -> Any:
     return ops.reshape(out, shape)
 
 
-def _f(F: Any, name: str) -> Any:
-    fn = getattr(F, name, None)
-    return fn if fn is not None else _GRAPH_EXTRA[name]
-
-
 # -- the rules -------------------------------------------------------------------------------
 def _gather_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (idx,) = saved
     axis, shape = attrs
-    return (_f(F, "gather_backward")(g, idx, axis, shape),)
+    return (F.gather_backward(g, idx, axis, shape),)
 
 
 def _gather_adjoint_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (idx,) = saved
     axis, _ = attrs
-    return (_f(F, "gather")(g, idx, axis),)
+    return (F.gather(g, idx, axis),)
 
 
 def _scatter_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
     (idx,) = saved
     axis, _ = attrs
-    return (_f(F, "scatter_zero")(g, idx, axis) if needs[0] else None,
-            _f(F, "gather")(g, idx, axis) if needs[1] else None)
+    return (F.scatter_zero(g, idx, axis) if needs[0] else None,
+            F.gather(g, idx, axis) if needs[1] else None)
 
 
 def _scatter_value_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (idx,) = saved
     axis, _ = attrs
-    return (_f(F, "scatter_zero")(g, idx, axis),)
+    return (F.scatter_zero(g, idx, axis),)
 
 
 def _scatter_add_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
     (idx,) = saved
     axis, _ = attrs
-    return (g if needs[0] else None, _f(F, "gather")(g, idx, axis) if needs[1] else None)
+    return (g if needs[0] else None, F.gather(g, idx, axis) if needs[1] else None)
 
 
 def _index_select_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
@@ -157,13 +152,13 @@ def _index_select_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tu
     axis, shape = attrs
     if not shape:  # a 0-d input: its one element, taken once
         return (g,)
-    return (_f(F, "index_select_backward")(g, idx, axis, shape),)
+    return (F.index_select_backward(g, idx, axis, shape),)
 
 
 def _index_adjoint_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (idx,) = saved
     axis, _ = attrs
-    return (_f(F, "index_select")(g, idx, axis),)
+    return (F.index_select(g, idx, axis),)
 
 
 def _index_add_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
@@ -171,7 +166,7 @@ def _index_add_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple
     axis, src_shape, alpha = attrs
     gs = None
     if needs[1]:
-        gs = _f(F, "index_select")(g, idx, axis) if len(g.shape) else g
+        gs = F.index_select(g, idx, axis) if len(g.shape) else g
         if alpha != 1:
             gs = F.mul(gs, alpha)
         if tuple(gs.shape) != tuple(src_shape):
@@ -182,12 +177,12 @@ def _index_add_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple
 def _masked_select_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (mask,) = saved
     (shape,) = attrs
-    return (F.reduce_to(_f(F, "masked_scatter_zero")(g, mask), shape),)
+    return (F.reduce_to(F.masked_scatter_zero(g, mask), shape),)
 
 
 def _masked_adjoint_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     (mask,) = saved
-    return (_f(F, "masked_select")(g, mask),)
+    return (F.masked_select(g, mask),)
 
 
 GatherBackward0 = formula_node("GatherBackward0", _gather_rule, arity=1)
@@ -231,6 +226,7 @@ _GRAPH_EXTRA = {
                             lambda y, a: (tuple(y.shape),)),
     "masked_scatter_zero": _graph("masked_scatter_zero", _MaskedAdjoint, lambda y, a: ()),
 }
+GRAPH_KERNELS.update(_GRAPH_EXTRA)  # put in GRAPH_F: see ops.declare
 
 
 # -- the ops ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import creation
 from . import shape as _shape
 from ._core import record
-from .declare import op
+from .declare import GRAPH_KERNELS, op
 from .shape import wrap_dim
 
 __all__ = ["flip", "roll", "tril", "triu", "movedim", "moveaxis", "swapaxes", "swapdims",
@@ -60,14 +60,9 @@ def _tracks(x: Tensor) -> bool:
     return bool(_grad.enabled and x._requires_grad)
 
 
-def _f(F: Any, name: str) -> Any:
-    fn = getattr(F, name, None)
-    return fn if fn is not None else _GRAPH_EXTRA[name]
-
-
 # -- flip ------------------------------------------------------------------------------------
 def _flip_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
-    return (_f(F, "flip")(g, attrs),)
+    return (F.flip(g, attrs),)
 
 
 FlipBackward0 = formula_node("FlipBackward0", _flip_rule, arity=1)
@@ -101,7 +96,7 @@ def flip(x: Tensor, dims: Any) -> Tensor:
 # -- roll ------------------------------------------------------------------------------------
 def _roll_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     shifts, dims = attrs
-    return (_f(F, "roll")(g, tuple(-s for s in shifts), dims),)
+    return (F.roll(g, tuple(-s for s in shifts), dims),)
 
 
 RollBackward0 = formula_node("RollBackward0", _roll_rule, arity=1)
@@ -137,7 +132,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
 # -- tril / triu -----------------------------------------------------------------------------
 def _tri_rule(kind: str) -> Any:
     def rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
-        return (_f(F, kind)(g, attrs),)
+        return (getattr(F, kind)(g, attrs),)
     return rule
 
 
@@ -310,7 +305,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
 
 # -- pad -------------------------------------------------------------------------------------
 def _pad_constant_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
-    return (_f(F, "pad_constant")(g, tuple(-p for p in attrs), 0),)
+    return (F.pad_constant(g, tuple(-p for p in attrs), 0),)
 
 
 ConstantPadNdBackward0 = formula_node("ConstantPadNdBackward0", _pad_constant_rule, arity=1)
@@ -326,7 +321,7 @@ def _pad_constant_graph(x: Tensor, pad: tuple[int, ...], value: Any) -> Tensor:
 def _take_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     """The padded axes, undone last to first by their adjoints."""
     for ax, mode, lo, hi, n in reversed(attrs):
-        g = _f(F, "pad_take_backward")(g, ax, mode, lo, hi, n)
+        g = F.pad_take_backward(g, ax, mode, lo, hi, n)
     return (g,)
 
 
@@ -340,7 +335,7 @@ def _take_graph(x: Tensor, axis: int, mode: str, lo: int, hi: int) -> Tensor:
 
 def _take_backward_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     axis, mode, lo, hi = attrs
-    return (_f(F, "pad_take")(g, axis, mode, lo, hi),)
+    return (F.pad_take(g, axis, mode, lo, hi),)
 
 
 _TakeBackward = formula_node("PadBackward0", _take_rule, arity=1)
@@ -423,6 +418,7 @@ _GRAPH_EXTRA: dict[str, Any] = {
     "pad_constant": _pad_constant_graph, "pad_take": _take_graph,
     "pad_take_backward": _take_backward_graph,
 }
+GRAPH_KERNELS.update(_GRAPH_EXTRA)  # put in GRAPH_F: see ops.declare
 
 
 # -- Tensor.new_* ----------------------------------------------------------------------------

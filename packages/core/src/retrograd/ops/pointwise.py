@@ -2,8 +2,8 @@
 (``ops/inplace.py``).
 
 Each derivative rule is PyTorch's formula (``derivatives.yaml``), written against ``F``. The
-op namespace of a double backward (``GRAPH_F``) lacks the kernels added here (``cosh`` ...):
-``_fn(F, name)`` then takes this module's differentiable op of that name, so one rule serves
+op namespace of a double backward (``GRAPH_F``) gets this module's differentiable ops for the
+kernels added here (``cosh`` ...) through ``ops.declare.GRAPH_KERNELS``, so one rule serves
 the fast walk and ``create_graph`` alike.
 """
 
@@ -19,19 +19,12 @@ from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from . import promotion
 from ._core import OUTPUT, check_device, record
-from .declare import op
+from .declare import GRAPH_KERNELS, op
 from .elementwise import ReciprocalBackward, _broadcast_error, _unary, broadcast_mismatch
 
 __all__ = ["log1p", "expm1", "square", "reciprocal", "rsqrt", "sign", "floor", "tan", "sinh",
            "cosh", "asin", "acos", "atan", "erf", "atan2", "masked_fill", "isin", "signbit",
            "softplus", "silu", "gelu", "leaky_relu", "elu"]
-
-
-def _fn(F: Any, name: str) -> Any:
-    """``F.<name>``, or -- where ``F`` is the differentiable namespace, which lacks it -- this
-    module's op of that name."""
-    fn = getattr(F, name, None)
-    return fn if fn is not None else _OPS[name]
 
 
 def _zero_rule(F: Any, g: Any, s: Any, a: Any, n: Any) -> tuple[Any]:
@@ -49,14 +42,14 @@ FloorBackward = formula_node("FloorBackward0", _zero_rule, arity=1)
 TanBackward = formula_node(  # g * (1 + out ** 2)
     "TanBackward0", lambda F, g, s, a, n: (F.mul(g, F.add(F.mul(s[0], s[0]), 1.0)),), arity=1)
 SinhBackward = formula_node(
-    "SinhBackward0", lambda F, g, s, a, n: (F.mul(g, _fn(F, "cosh")(s[0])),), arity=1)
+    "SinhBackward0", lambda F, g, s, a, n: (F.mul(g, F.cosh(s[0])),), arity=1)
 CoshBackward = formula_node(
-    "CoshBackward0", lambda F, g, s, a, n: (F.mul(g, _fn(F, "sinh")(s[0])),), arity=1)
+    "CoshBackward0", lambda F, g, s, a, n: (F.mul(g, F.sinh(s[0])),), arity=1)
 
 
 def _one_minus_square_rsqrt(F: Any, x: Any) -> Any:
     """``(1 - x*x).rsqrt()``, as PyTorch writes it: ``(-x * x + 1).rsqrt()``."""
-    return _fn(F, "rsqrt")(F.add(F.mul(F.neg(x), x), 1.0))
+    return F.rsqrt(F.add(F.mul(F.neg(x), x), 1.0))
 
 
 AsinBackward = formula_node(
@@ -465,7 +458,7 @@ def _gelu_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
     derivative of ``0.5 x (1 + tanh(k (x + 0.044715 x^3)))``."""
     (x,) = saved
     if attrs == "none":
-        cdf = F.mul(F.add(_fn(F, "erf")(F.mul(x, _SQRT1_2)), 1.0), 0.5)
+        cdf = F.mul(F.add(F.erf(F.mul(x, _SQRT1_2)), 1.0), 0.5)
         pdf = F.mul(F.exp(F.mul(F.mul(x, x), -0.5)), _INV_SQRT_2PI)
         return (F.mul(g, F.add(cdf, F.mul(x, pdf))),)
     x_sq = F.mul(x, x)
@@ -609,3 +602,4 @@ def _elu(x: Tensor, alpha: float, saves_result: bool) -> Tensor:
 
 
 _OPS: dict[str, Any] = {"cosh": cosh, "sinh": sinh, "rsqrt": rsqrt, "erf": erf}
+GRAPH_KERNELS.update(_OPS)  # put in GRAPH_F: see ops.declare

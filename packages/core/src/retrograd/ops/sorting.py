@@ -19,7 +19,7 @@ from ..dtypes import int32, int64
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
-from .declare import op
+from .declare import GRAPH_KERNELS, op
 from .reduction import _dim_int
 from .shape import wrap_dim
 from .statistics import _tensor, return_types
@@ -58,13 +58,13 @@ def _scatter_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[A
     """The adjoint of ``sort_scatter`` is the gather at the sorted places."""
     inv, idx = saved
     axis, n = attrs
-    return (_f(F, "sort_gather")(g, idx, inv, axis, n),)
+    return (F.sort_gather(g, idx, inv, axis, n),)
 
 
 def _gather_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
     inv, idx = saved
     axis, n = attrs
-    return (_f(F, "sort_scatter")(g, inv, idx, axis, n),)
+    return (F.sort_scatter(g, inv, idx, axis, n),)
 
 
 ScatterBackward0 = formula_node("ScatterBackward0", _scatter_rule, arity=1)
@@ -94,11 +94,7 @@ def _sort_gather_graph(y: Tensor, idx: Any, inv: Any, axis: int, n: int) -> Tens
 
 
 _GRAPH_EXTRA = {"sort_scatter": _sort_scatter_graph, "sort_gather": _sort_gather_graph}
-
-
-def _f(F: Any, name: str) -> Any:
-    fn = getattr(F, name, None)
-    return fn if fn is not None else _GRAPH_EXTRA[name]
+GRAPH_KERNELS.update(_GRAPH_EXTRA)  # put in GRAPH_F: see ops.declare
 
 
 def _select_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
@@ -107,7 +103,7 @@ def _select_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     if scalar:  # a 0-d input: its one element
         return (g,)
     inv, idx = saved
-    return (_f(F, "sort_scatter")(g, inv, idx, axis, n),)
+    return (F.sort_scatter(g, inv, idx, axis, n),)
 
 
 SortBackward0 = formula_node("SortBackward0", _select_rule, arity=1)

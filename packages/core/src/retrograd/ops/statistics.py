@@ -21,7 +21,7 @@ from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
-from .declare import op
+from .declare import GRAPH_KERNELS, op
 from .elementwise import maximum, minimum
 from .promotion import cast_data, torch_name
 from .reduction import _NO_DIM, _axes, _dim_int, _expand_back, _keep_shape
@@ -88,14 +88,7 @@ def _cumsum_graph(x: Tensor, dim: int) -> Tensor:
     return cumsum(x, dim)
 
 
-_GRAPH_EXTRA = {"prod": _prod_graph, "cumsum": _cumsum_graph}
-
-
-def _f(F: Any, name: str) -> Any:
-    """``F.<name>``, or this module's differentiable op of that name where ``F`` (the
-    differentiable namespace) lacks it."""
-    fn = getattr(F, name, None)
-    return fn if fn is not None else _GRAPH_EXTRA[name]
+_GRAPH_EXTRA: dict[str, Any] = {"prod": _prod_graph, "cumsum": _cumsum_graph}
 
 
 def _axes_of(name: str, dim: Any, nd: int) -> tuple[int, ...]:
@@ -326,7 +319,7 @@ def _prod_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
     z = F.sum(F.where(is0, ones, nil), ax, True)
     s0 = F.sum(F.where(is0, x, nil), ax, True)  # 0, with a derivative of 1 at each zero
     safe = F.where(is0, ones, x)
-    p = _f(F, "prod")(safe, ax, True)
+    p = F.prod(safe, ax, True)
     one_zero = F.eq(z, 1.0)
     c = F.where(F.eq(z, 0.0), 1.0, F.where(one_zero, s0, 0.0))
     if full:
@@ -709,7 +702,7 @@ def _revcumsum(F: Any, v: Any, dim: int) -> Any:
     sum in the walk; ``total - cumsum(v) + v`` under ``create_graph`` (differentiable)."""
     if not isinstance(v, Tensor):
         return F.cumsum_reverse(v, dim)
-    return F.add(F.sub(F.sum(v, (dim,), True), _f(F, "cumsum")(v, dim)), v)
+    return F.add(F.sub(F.sum(v, (dim,), True), F.cumsum(v, dim)), v)
 
 
 def _cumsum_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
@@ -746,7 +739,7 @@ def _cumprod_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[A
     shape = tuple(x.shape)
     big = shape[:dim + 1] + (n,) + shape[dim + 1:]
     xb = F.expand(F.unsqueeze(x, dim + 1), big)  # x_k along dim, i along dim + 1
-    partial = _f(F, "cumprod")(F.where(same, 1.0, xb), dim)
+    partial = F.cumprod(F.where(same, 1.0, xb), dim)
     gj = F.expand(F.unsqueeze(g, dim + 1), big)
     return (F.sum(F.where(later, F.mul(gj, partial), 0.0), (dim,), False),)
 
@@ -765,7 +758,7 @@ def _logcumsumexp_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tu
     if nd == 0:
         return (g,)
     x, out = saved
-    other_way = _f(F, "logcumsumexp")
+    other_way = F.logcumsumexp
     log_abs = F.log(F.abs(g))
     parts = []
     for side in (F.gt(g, 0.0), F.lt(g, 0.0)):
@@ -779,6 +772,7 @@ def _logcumsumexp_graph(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
 
 
 _GRAPH_EXTRA["logcumsumexp"] = _logcumsumexp_graph
+GRAPH_KERNELS.update(_GRAPH_EXTRA)  # put in GRAPH_F: see ops.declare
 _LOWEST = {"float16": -65504.0, "float32": -3.4028234663852886e38,
            "float64": -1.7976931348623157e308}
 
