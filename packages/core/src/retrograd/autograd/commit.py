@@ -37,7 +37,7 @@ from ..grad_mode import _state as _grad
 from ..tensor import OWN_DTYPE, Tensor
 from .node import formula_node
 
-__all__ = ["commit", "commit_leaf_grad"]
+__all__ = ["commit", "commit_leaf_grad", "grad_dtype_of", "run_callbacks"]
 
 _commit_lock = threading.Lock()
 
@@ -135,7 +135,7 @@ def _prepare(plan: list[_Write], t: Any, g: Any, cur: Any, create_graph: bool,
     return the ``.grad`` the plan leaves."""
     be = t.backend
     shape = t._data.shape
-    want = _grad_dtype_of(t)  # the raw dtype the .grad gets; None: the gradient's own
+    want = grad_dtype_of(t)  # the raw dtype the .grad gets; None: the gradient's own
     if create_graph or isinstance(g, Tensor):
         gt = g if isinstance(g, Tensor) else Tensor(g, be)
         if want is not None and gt._data.dtype != want:
@@ -222,7 +222,7 @@ def _copy_as_grad(g: Tensor) -> Tensor:
     return out
 
 
-def _grad_dtype_of(t: Any) -> Any:
+def grad_dtype_of(t: Any) -> Any:
     """The raw dtype of ``t``'s ``.grad``: its own, or a leaf's ``grad_dtype`` when set
     (None: any, the gradient keeps its dtype)."""
     ex = t._extra

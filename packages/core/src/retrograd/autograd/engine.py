@@ -23,12 +23,12 @@ from typing import Any
 from ..backends.host import quiet_add, quiet_enter, quiet_exit
 from ..errors import GRAPH_FREED, GraphFreedError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
-from ..tensor import OWN_DTYPE, Tensor
+from ..tensor import Tensor
 from ..warn_always import _state as _warn_always
 from .accumulate import AccumulateGrad, accumulator_of
 from .anomaly import _state as _anomaly
 from .anomaly import check_outputs, warn_error_in
-from .commit import commit, run_callbacks
+from .commit import commit, grad_dtype_of, run_callbacks
 from .gradient_edge import GradientEdge, edge_target
 from .hooks import arr, leaf_hooks, node_pre_hooks, post_hooks, pre_hooks, tensor_pre_hooks
 from .node import FIRST_ONLY, Node, edge_node, next_entries
@@ -1094,11 +1094,7 @@ def _as_result(g: Any, like: Any, root: Tensor) -> Any:
     be = like.backend
     if type(g) is not be.array_type:
         g = be.asarray(g)
-    want = like._data.dtype
-    ex = like._extra
-    if ex is not None and ex.grad_dtype is not OWN_DTYPE and like.grad_fn is None:
-        gd = ex.grad_dtype  # a leaf's grad_dtype, set (None: the gradient's own dtype)
-        want = g.dtype if gd is None else be.xp_dtype(gd)
-    if g.dtype != want:
+    want = grad_dtype_of(like)
+    if want is not None and g.dtype != want:
         g = be.ops.astype(g, want)
     return Tensor(g, be)
