@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from . import (
     entries_activations,
+    entries_arithmetic,
     entries_indexing,
     entries_layout,
     entries_pointwise,
     entries_products,
+    entries_random,
     entries_sorting,
     entries_statistics,
     entries_views,
@@ -231,7 +233,8 @@ ENTRIES: tuple[OpInfo, ...] = (
 
 ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
             + entries_sorting.ENTRIES + entries_indexing.ENTRIES + entries_layout.ENTRIES
-            + entries_products.ENTRIES + entries_activations.ENTRIES)
+            + entries_products.ENTRIES + entries_activations.ENTRIES
+            + entries_arithmetic.ENTRIES + entries_random.ENTRIES)
 
 #: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
 #: :mod:`.sweeps`), each of which the report shows apart

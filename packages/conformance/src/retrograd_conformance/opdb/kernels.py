@@ -9,9 +9,11 @@ the ones to read first). A test checks that every name is a kernel of the refere
 from __future__ import annotations
 
 from .entries_activations import KERNEL_ROWS as _ACTIVATIONS
+from .entries_arithmetic import KERNEL_ROWS as _ARITHMETIC
 from .entries_indexing import KERNEL_ROWS as _INDEXING
 from .entries_layout import KERNEL_ROWS as _LAYOUT
 from .entries_products import KERNEL_ROWS as _PRODUCTS
+from .entries_random import KERNEL_ROWS as _RANDOM
 from .entries_sorting import KERNEL_ROWS as _SORTING
 
 # op -> (forward kernels, backward kernels)
@@ -124,6 +126,8 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     **_LAYOUT,
     **_PRODUCTS,
     **_ACTIVATIONS,
+    **_ARITHMETIC,
+    **_RANDOM,
 }
 
 

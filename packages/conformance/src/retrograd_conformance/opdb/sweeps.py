@@ -1169,15 +1169,17 @@ def _format_labels(rows: list[SweepInfo]) -> list[SweepInfo]:
 def build_sweeps() -> tuple[SweepInfo, ...]:
     from . import (
         entries_activations,
+        entries_arithmetic,
         entries_indexing,
         entries_layout,
         entries_products,
+        entries_random,
         entries_sorting,
     )
     from .sweeps_sizes import sizes_rows  # (these import this module's helpers)
 
     families = [entries_sorting, entries_indexing, entries_layout, entries_products,
-                entries_activations]
+                entries_activations, entries_arithmetic, entries_random]
     rows = (_sizes_rows() + sizes_rows() + [r for f in families for r in f.sizes_rows()]
             + _layouts_rows()
             + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())

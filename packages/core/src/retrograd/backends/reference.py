@@ -20,10 +20,12 @@ from typing import Any
 
 from . import (
     kernels_activations,
+    kernels_arithmetic,
     kernels_indexing,
     kernels_layout,
     kernels_pointwise,
     kernels_products,
+    kernels_random,
     kernels_sorting,
     kernels_statistics,
     kernels_views,
@@ -464,7 +466,8 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "memory_layout": memory_layout,
     }
     for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting,
-                   kernels_indexing, kernels_layout, kernels_products, kernels_activations):
+                   kernels_indexing, kernels_layout, kernels_products, kernels_activations,
+                   kernels_arithmetic, kernels_random):
         table.update(family.kernels(xp))
     bind_composites(table, SimpleNamespace(**table))
     return table

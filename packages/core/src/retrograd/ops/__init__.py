@@ -6,6 +6,7 @@ each has an entry.
 
 from . import (
     activations,
+    arithmetic,
     conversion,
     creation,
     elementwise,
@@ -17,6 +18,7 @@ from . import (
     nn,
     pointwise,
     products,
+    random,
     reduction,
     shape,
     sorting,
@@ -116,7 +118,7 @@ def declared_functions() -> dict[str, object]:
 
 
 __all__ = [
-    "activations", "indexing", "layout", "products",
+    "activations", "arithmetic", "indexing", "layout", "products", "random",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
