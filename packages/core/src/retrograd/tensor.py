@@ -253,6 +253,25 @@ class Tensor:
             n *= s
         return n
 
+    def ndimension(self) -> int:
+        """The number of dimensions, as ``ndim`` (PyTorch's older spelling)."""
+        return len(self._data.shape)
+
+    def element_size(self) -> int:
+        """The size of one element in bytes."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """The size of one element in bytes, as ``element_size()``."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """``numel() * element_size()``: the bytes the elements would take (an expanded view
+        counts every element, as in PyTorch)."""
+        return self.numel() * self.dtype.itemsize
+
     def __len__(self) -> int:
         if not self._data.shape:
             raise TypeError("len() of a 0-d tensor")

@@ -78,6 +78,16 @@ ENTRIES: tuple[OpInfo, ...] = (
         Sample("2-d k=1 wide", ((2, 4),), lambda lib, a: a.diag(1)),
         Sample("2-d k=-1 tall", ((4, 2),), lambda lib, a: lib.diag(a, -1)),
     )),
+    OpInfo("t", (
+        Sample("matrix", ((2, 3),), lambda lib, a: lib.t(a)),
+        Sample("vector", ((4,),), lambda lib, a: lib.t(a) * 2.0),
+        Sample("0-d", ((),), lambda lib, a: lib.t(a) * 2.0),
+    )),
+    OpInfo("contiguous", (
+        Sample("of a transpose", ((2, 3),), lambda lib, a: a.t().contiguous()),
+        Sample("of a step slice", ((5, 2),), lambda lib, a: a[::2].contiguous()),
+        Sample("already contiguous", ((2, 3),), lambda lib, a: a.contiguous() * 2.0),
+    )),
     OpInfo("pad", (
         Sample("constant", ((2, 3),), lambda lib, a: _pad(lib)(a, (1, 2))),
         Sample("constant value, crop", ((3, 4),),
@@ -112,6 +122,8 @@ def sizes_rows() -> list[Any]:
         "reshape_as": (lambda n: (2, n), lambda lib, a: a.t().reshape_as(a.t().reshape(-1, 2))),
         "diag": (lambda n: (2, n), lambda lib, a: lib.diag(a, 0)),
         "pad": (lambda n: (n,), lambda lib, a: _pad(lib)(a, (1, 2))),
+        "t": (lambda n: (2, n), lambda lib, a: lib.t(a)),
+        "contiguous": (lambda n: (2, n), lambda lib, a: a.t().contiguous()),
     }
     rows = []
     for name, (shape, fn) in calls.items():
@@ -134,6 +146,8 @@ SIZES_ROWS = sizes_rows
 #: op -> (forward kernels, backward kernels), merged into opdb.kernels.KERNELS
 KERNEL_ROWS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "flip": (("flip",), ("flip",)),
+    "t": (("permute",), ("permute",)),
+    "contiguous": (("memory_layout", "contiguous"), ()),
     "roll": (("roll",), ("roll",)),
     "tril": (("tril",), ("tril",)),
     "triu": (("triu",), ("triu",)),

@@ -16,6 +16,13 @@ __all__ = ["kernels"]
 def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     """The layout kernels on ``xp``."""
 
+    def contiguous(x: Any) -> Any:
+        """A row-major copy of ``x`` (``Tensor.contiguous`` of a strided view)."""
+        to_rows = getattr(xp, "ascontiguousarray", None)
+        if to_rows is not None:
+            return to_rows(x)
+        return xp.reshape(xp.asarray(x, copy=True), x.shape)
+
     def flip(x: Any, dims: tuple[int, ...]) -> Any:
         """``x`` reversed along every axis of ``dims`` (a new array)."""
         if not dims:
@@ -110,6 +117,6 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
                                    xp.sum(right, axis=axis, keepdims=True)), axis=axis)
         return out
 
-    return {"flip": flip, "roll": roll, "tril": tril, "triu": triu,
+    return {"contiguous": contiguous, "flip": flip, "roll": roll, "tril": tril, "triu": triu,
             "pad_constant": pad_constant, "pad_take": pad_take,
             "pad_take_backward": pad_take_backward}

@@ -14,6 +14,7 @@ from . import (
     inplace,
     layout,
     linalg,
+    metadata,
     methods,
     nn,
     pointwise,
@@ -80,6 +81,14 @@ from .elementwise import (
 from .linalg import linear, matmul
 from .nn import cross_entropy, log_softmax, mse_loss, softmax
 from .promotion import promote_types, result_type
+from .random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    seed,
+    set_rng_state,
+)
 from .reduction import amax, logsumexp, mean, sum
 from .shape import (
     cat,
@@ -118,7 +127,7 @@ def declared_functions() -> dict[str, object]:
 
 
 __all__ = [
-    "activations", "arithmetic", "indexing", "layout", "products", "random",
+    "activations", "arithmetic", "metadata", "indexing", "layout", "products", "random",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
@@ -130,4 +139,5 @@ __all__ = [
     "result_type", "shape", "sigmoid", "sin", "sorting", "statistics", "tiling", "views",
     "softmax", "sqrt", "squeeze", "stack", "sub", "sum", "tanh", "tensor", "to", "transpose",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
+    "Generator", "default_generator", "get_rng_state", "initial_seed", "seed", "set_rng_state",
 ]
