@@ -4,14 +4,19 @@ either side, ``dim`` / ``keepdim``)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import (
     entries_activations,
     entries_arithmetic,
     entries_indexing,
     entries_layout,
+    entries_numeric,
     entries_pointwise,
     entries_products,
     entries_random,
+    entries_rearrange,
+    entries_selection,
     entries_sorting,
     entries_statistics,
     entries_views,
@@ -234,7 +239,29 @@ ENTRIES: tuple[OpInfo, ...] = (
 ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwise.ENTRIES
             + entries_sorting.ENTRIES + entries_indexing.ENTRIES + entries_layout.ENTRIES
             + entries_products.ENTRIES + entries_activations.ENTRIES
-            + entries_arithmetic.ENTRIES + entries_random.ENTRIES)
+            + entries_arithmetic.ENTRIES + entries_random.ENTRIES
+            + entries_selection.ENTRIES + entries_rearrange.ENTRIES + entries_numeric.ENTRIES)
+
+#: PyTorch's other names of an op (``multiply`` for ``mul`` ...): each is an alias of the op's
+#: entry and runs through a copy of its first sample
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "mul": ("multiply",), "sub": ("subtract",), "neg": ("negative",), "abs": ("absolute",),
+    "div": ("true_divide",), "outer": ("ger",),
+}
+
+
+def _with_synonyms(entry: OpInfo) -> OpInfo:
+    names = SYNONYMS.get(entry.name, ())
+    if not names:
+        return entry
+    first = entry.samples[0]
+    extra = tuple(dataclasses.replace(first, label=f"as {name}", call=(
+        lambda lib, *ts, name=name: getattr(lib, name)(*ts))) for name in names)
+    return dataclasses.replace(entry, samples=entry.samples + extra,
+                               aliases=entry.aliases + names)
+
+
+ENTRIES = tuple(_with_synonyms(e) for e in ENTRIES)
 
 #: every row the suite runs: the entries, then the sweep rows (``<op>/<family>``, see
 #: :mod:`.sweeps`), each of which the report shows apart

@@ -12,8 +12,11 @@ from .entries_activations import KERNEL_ROWS as _ACTIVATIONS
 from .entries_arithmetic import KERNEL_ROWS as _ARITHMETIC
 from .entries_indexing import KERNEL_ROWS as _INDEXING
 from .entries_layout import KERNEL_ROWS as _LAYOUT
+from .entries_numeric import KERNEL_ROWS as _NUMERIC
 from .entries_products import KERNEL_ROWS as _PRODUCTS
 from .entries_random import KERNEL_ROWS as _RANDOM
+from .entries_rearrange import KERNEL_ROWS as _REARRANGE
+from .entries_selection import KERNEL_ROWS as _SELECTION
 from .entries_sorting import KERNEL_ROWS as _SORTING
 
 # op -> (forward kernels, backward kernels)
@@ -128,6 +131,9 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     **_ACTIVATIONS,
     **_ARITHMETIC,
     **_RANDOM,
+    **_SELECTION,
+    **_REARRANGE,
+    **_NUMERIC,
 }
 
 

@@ -1172,14 +1172,18 @@ def build_sweeps() -> tuple[SweepInfo, ...]:
         entries_arithmetic,
         entries_indexing,
         entries_layout,
+        entries_numeric,
         entries_products,
         entries_random,
+        entries_rearrange,
+        entries_selection,
         entries_sorting,
     )
     from .sweeps_sizes import sizes_rows  # (these import this module's helpers)
 
     families = [entries_sorting, entries_indexing, entries_layout, entries_products,
-                entries_activations, entries_arithmetic, entries_random]
+                entries_activations, entries_arithmetic, entries_random,
+                entries_selection, entries_rearrange, entries_numeric]
     rows = (_sizes_rows() + sizes_rows() + [r for f in families for r in f.sizes_rows()]
             + _layouts_rows()
             + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())

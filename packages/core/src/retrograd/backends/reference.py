@@ -23,9 +23,12 @@ from . import (
     kernels_arithmetic,
     kernels_indexing,
     kernels_layout,
+    kernels_numeric,
     kernels_pointwise,
     kernels_products,
     kernels_random,
+    kernels_rearrange,
+    kernels_selection,
     kernels_sorting,
     kernels_statistics,
     kernels_views,
@@ -467,7 +470,8 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     }
     for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting,
                    kernels_indexing, kernels_layout, kernels_products, kernels_activations,
-                   kernels_arithmetic, kernels_random):
+                   kernels_arithmetic, kernels_random, kernels_selection,
+                   kernels_rearrange, kernels_numeric):
         table.update(family.kernels(xp))
     bind_composites(table, SimpleNamespace(**table))
     return table

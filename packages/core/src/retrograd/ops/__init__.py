@@ -17,10 +17,13 @@ from . import (
     metadata,
     methods,
     nn,
+    numeric,
     pointwise,
     products,
     random,
+    rearrange,
     reduction,
+    selection,
     shape,
     sorting,
     statistics,
@@ -127,7 +130,8 @@ def declared_functions() -> dict[str, object]:
 
 
 __all__ = [
-    "activations", "arithmetic", "metadata", "indexing", "layout", "products", "random",
+    "activations", "arithmetic", "metadata", "numeric", "rearrange", "selection", "indexing",
+    "layout", "products", "random",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
