@@ -123,7 +123,15 @@ def full(threads: list[int]) -> list[Measurement]:
             )
     for dtype in DTYPES:
         plan.append(Measurement("W5", {"dtype": dtype}, BASIC, main))
+    plan += everyday(main)
     return plan
+
+
+def everyday(threads: int) -> list[Measurement]:
+    """O1-O3 (``everyday.py``): one op's forward + backward at 10^6 elements, both dtypes. The
+    tighter figures come from ``interleave_ops.py`` (one process, alternating)."""
+    return [Measurement(w, {"dtype": dtype}, BASIC, threads, procs=2, budget_s=1.0, max_reps=20)
+            for w in ("O1", "O2", "O3") for dtype in DTYPES]
 
 
 def quick(threads: list[int]) -> list[Measurement]:
@@ -184,3 +192,11 @@ def check() -> list[Measurement]:
             Measurement("W5", {"dtype": dtype, "size": 40}, BASIC, 1, mode="check", procs=1),
         ]
     return plan
+
+
+def check_everyday() -> list[Measurement]:
+    """O1-O3 at (20, 50) for ``--check`` (``--quick`` runs them in one process instead:
+    ``interleave_ops.py``, which checks every subject against torch before it times)."""
+    small = {"rows": 20, "cols": 50}
+    return [Measurement(w, {"dtype": dtype, **small}, BASIC, 1, mode="check", procs=1)
+            for dtype in DTYPES for w in ("O1", "O2", "O3")]

@@ -5,6 +5,8 @@
     python tools/bench/run.py --check         loss and gradients of every subject against torch
     python tools/bench/run.py --workloads W3,W4 --threads 1
     python tools/bench/run.py --backend cuda  retrograd on another backend (torch, NumPy: CPU)
+    python tools/bench/run.py --workloads O1,O2,O3   the everyday ops at 10^6 elements
+    python tools/bench/interleave_ops.py      the same, one process, alternating (the docs' table)
 
 Every measurement runs each library in its own fresh process (child.py), several processes per
 library, interleaved; medians over repetitions after a warm-up, then the median over processes.
@@ -29,7 +31,11 @@ import check  # noqa: E402
 import machine  # noqa: E402
 import plan  # noqa: E402
 import report  # noqa: E402
+import workloads  # noqa: E402
 from spawn import run_child  # noqa: E402
+
+for _w in workloads.EVERYDAY:  # their headline metrics, declared beside them (everyday.py)
+    report.HEADLINES.setdefault(_w, list(workloads.module(_w).HEADLINES))
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +168,7 @@ def main(argv: list[str]) -> int:
         return 0
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.check:
-        todo = plan.check()
+        todo = plan.check() + plan.check_everyday()
     elif args.quick:
         todo = plan.quick(threads) + plan.check()
     else:
@@ -236,6 +242,7 @@ def _smoke_tools(log: Callable[[str], None]) -> list[dict[str, str]]:
     here = Path(__file__).resolve().parent
     errors = []
     for cmd in (["interleave_w3.py", "--batch", "8", "--dtype", "f32", "--reps", "1"],
+                ["interleave_ops.py", "--rows", "20", "--cols", "50", "--reps", "2"],
                 ["interleave_torch.py", "--workload", "W5", "--dtype", "f32", "--reps", "2",
                  "--threads", "2"],
                 ["spin.py", "W5", "--seconds", "0.2"]):

@@ -12,6 +12,9 @@ MODULES = {
     "W3": "w3_mlp",
     "W4": "w4_memory",
     "W5": "w5_double",
+    "O1": "o1_gather",
+    "O2": "o2_var",
+    "O3": "o3_cumsum",
 }
 
 DESCRIPTIONS = {
@@ -21,7 +24,13 @@ DESCRIPTIONS = {
     "W3": "MLP 784-1024-1024-10, ReLU, mean cross-entropy, forward+backward",
     "W4": "peak RSS increase of one step, MLP 784 -> 8x2048 -> 10, batch 512",
     "W5": "double backward of (x**3).sum(), x of 1000",
+    "O1": "gather then scatter_add, (1000, 1000), forward + backward",
+    "O2": "var(dim=1), (1000, 1000), forward + backward",
+    "O3": "cumsum(dim=1), (1000, 1000), forward + backward",
 }
+
+#: the everyday-op workloads (``everyday.py``): not in ``run.py --quick``'s timed plan
+EVERYDAY = ("O1", "O2", "O3")
 
 
 def params_for(workload: str, dtype: str, steps: int, batch: int) -> dict:
