@@ -632,9 +632,9 @@ def grad_fn_names_of_the_base(lib):
     x = leaf(lib)
     y = x * 1
     y[0].mul_(2)
-    # type names: name() is PyTorch's qualified 'torch::autograd::CopySlices', retrograd's
-    # short one (as for AccumulateGrad)
-    return type(y.grad_fn).__name__, type(y.grad_fn.next_functions[0][0]).__name__
+    # name() is qualified ('torch::autograd::CopySlices'), the type name is not, as in PyTorch
+    return (y.grad_fn.name(), type(y.grad_fn).__name__,
+            type(y.grad_fn.next_functions[0][0]).__name__, repr(y).rpartition("grad_fn=")[2])
 
 
 def _custom_view_function(lib):

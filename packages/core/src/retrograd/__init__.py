@@ -35,6 +35,7 @@ from .errors import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .inference_mode import inference_mode, is_inference, is_inference_mode_enabled
 from .ops import (
+    Generator,
     abs,
     add,
     allclose,
@@ -45,6 +46,7 @@ from .ops import (
     clamp,
     clone,
     cos,
+    default_generator,
     div,
     empty,
     empty_like,
@@ -56,7 +58,9 @@ from .ops import (
     full,
     full_like,
     ge,
+    get_rng_state,
     gt,
+    initial_seed,
     le,
     linspace,
     log,
@@ -84,6 +88,8 @@ from .ops import (
     relu,
     reshape,
     result_type,
+    seed,
+    set_rng_state,
     sigmoid,
     sin,
     softmax,
@@ -145,3 +151,5 @@ __all__ = [
     "tanh", "tensor", "transpose", "unsqueeze", "where", "zeros", "zeros_like",
 ]
 __all__ += sorted(_declared_functions()) + ["return_types"]
+__all__ += ["Generator", "default_generator", "get_rng_state", "initial_seed", "seed",
+            "set_rng_state"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._version import VersionCounter, mark_detached, new_counter, version_of
-from .dtypes import Device, DType, as_dtype
+from .dtypes import Device, DType, as_dtype, bool_, int64
 from .errors import DTypeError, RetrogradError, ShapeError
 from .grad_mode import _state as _grad_state
 from .inference_mode import INFERENCE, REQUIRES_GRAD_ERROR, is_inference_mode_enabled
@@ -693,15 +693,19 @@ class Tensor:
 
     # -- printing ------------------------------------------------------------------------
     def __repr__(self) -> str:
-        import numpy
+        from .dtypes import get_default_dtype
+        from .printing import tensor_body
 
-        body = numpy.array2string(
-            numpy.asarray(self.backend.to_numpy(self._data)), separator=", ", prefix="tensor("
-        )
+        prefix = "tensor("
+        shape = tuple(self.shape)
+        host = self.backend.to_numpy(self._data)
+        body = tensor_body(host.tolist(), shape, self.dtype.is_floating_point, len(prefix))
         extras = []
         if self.backend.name != "cpu":
             extras.append(f"device='{self.device}'")
-        if self.dtype.name not in ("float32", "int64", "bool"):
+        if self.numel() == 0 and shape != (0,):
+            extras.append(f"size={shape}")
+        if self.dtype not in (get_default_dtype(), int64, bool_):
             extras.append(f"dtype={self.dtype}")
         fn: Any = self.grad_fn
         if self._base is not None and self._extra is not None:
@@ -711,10 +715,12 @@ class Tensor:
             except RetrogradError:  # one PyTorch refuses to take again
                 fn = "Invalid"
         if fn is not None:
-            extras.append(f"grad_fn=<{fn if isinstance(fn, str) else fn.name()}>")
+            extras.append(f"grad_fn=<{fn if isinstance(fn, str) else type(fn).__name__}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        from .printing import add_suffixes
+
+        return add_suffixes(prefix + body, extras, len(prefix))
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):

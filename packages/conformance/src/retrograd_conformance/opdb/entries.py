@@ -91,6 +91,12 @@ ENTRIES: tuple[OpInfo, ...] = (
         Sample("tensor/scalar", ((2, 3),), lambda lib, a: a / 2.5),
         Sample("scalar/tensor", ((2, 3),), lambda lib, a: 2.5 / a),
         Sample("repeated-operand", ((2, 3),), lambda lib, a: (a * 0.5) / a),
+        Sample("rounding_mode=None", ((2, 3), (3,)),
+               lambda lib, a, b: lib.div(a, b, rounding_mode=None), positive=True),
+        # a rounded quotient has zero gradients: times a, so that a's gradient is its value
+        Sample("rounding_mode floor, trunc", ((2, 3),), lambda lib, a: a * (
+            lib.div(a * 7.0, 1.5, rounding_mode="floor")
+            + a.div(-2.5, rounding_mode="trunc") + lib.divide(a, a + 3.0, rounding_mode="trunc"))),
     )),
     OpInfo("pow", (
         Sample("tensor**2", ((2, 3),), lambda lib, a: a ** 2),
@@ -246,7 +252,7 @@ ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwi
 #: entry and runs through a copy of its first sample
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "mul": ("multiply",), "sub": ("subtract",), "neg": ("negative",), "abs": ("absolute",),
-    "div": ("true_divide",), "outer": ("ger",),
+    "div": ("true_divide", "divide"), "outer": ("ger",),
 }
 
 

@@ -99,6 +99,15 @@ ENTRIES: tuple[OpInfo, ...] = (
                lambda lib, a: _pad(lib)(a, (3, 1), mode="replicate")),
         Sample("replicate 3d", ((1, 2, 2, 3),),
                lambda lib, a: _pad(lib)(a, (1, 0, 0, 1, 2, 1), mode="replicate")),
+        Sample("circular 1d", ((2, 4),), lambda lib, a: _pad(lib)(a, (3, 1), mode="circular")),
+        Sample("circular 1d, a full wrap", ((1, 2, 3),),
+               lambda lib, a: _pad(lib)(a, (3, 2), mode="circular")),
+        Sample("circular 2d", ((1, 3, 4),),
+               lambda lib, a: _pad(lib)(a, (1, 2, 2, 1), mode="circular")),
+        Sample("circular 2d, crop", ((2, 1, 3, 4),),
+               lambda lib, a: _pad(lib)(a, (-1, 2, 1, -1), mode="circular")),
+        Sample("circular 3d", ((1, 2, 2, 3),),
+               lambda lib, a: _pad(lib)(a, (1, 0, 0, 1, 2, 1), mode="circular")),
     )),
 )
 
@@ -135,6 +144,9 @@ def sizes_rows() -> list[Any]:
                         for n in SIZES if n >= 3]
             samples += [SweepSample(f"n={n},replicate (1, n)", _pool((1, n)),
                                     lambda lib, a: _pad(lib)(a, (1, 2), mode="replicate"),
+                                    n=n) for n in SIZES if n >= 1]
+            samples += [SweepSample(f"n={n},circular (1, n)", _pool((1, n)),
+                                    lambda lib, a: _pad(lib)(a, (1, 1), mode="circular"),
                                     n=n) for n in SIZES if n >= 1]
         rows.append(_row(name, "sizes", samples))
     return rows

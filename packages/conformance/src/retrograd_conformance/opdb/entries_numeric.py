@@ -15,11 +15,13 @@ __all__ = ["ENTRIES", "KERNEL_ROWS", "sizes_rows"]
 
 
 def _gate(lib: Any, a: Any) -> Any:
-    """``a`` times a 0/1 mask made of the logical, bitwise and floor-division ops (all
-    non-differentiable), so that each of them is checked through the values."""
+    """``a`` times a 0/1 mask made of the logical, bitwise, floor-division and ``heaviside`` ops
+    (all non-differentiable), so that each of them is checked through the values."""
     m = lib.logical_or(a > 0.5, lib.logical_not(a < -0.5)) & ~lib.logical_xor(a > 0, a > 1.0)
     k = (a * 4).floor().to(lib.int64) // 3 | 1
-    return a * m + (k ^ 1).to(a.dtype)
+    d = a.detach()
+    h = lib.heaviside(d - 0.25, lib.zeros_like(d))
+    return a * m * h + (k ^ 1).to(a.dtype)
 
 
 ENTRIES: tuple[OpInfo, ...] = (
@@ -68,7 +70,7 @@ KERNEL_ROWS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "copysign": (("copysign",), ("eq", "div", "where", "mul", "reduce_to")),
     "deg2rad": (("mul",), ("mul",)),
     "rad2deg": (("mul", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-                 "bitwise_xor", "bitwise_invert", "floor_divide"), ("mul",)),
+                 "bitwise_xor", "bitwise_invert", "floor_divide", "heaviside"), ("mul",)),
     "float_power": (("pow",), ("pow", "mul", "log")),
 }
 

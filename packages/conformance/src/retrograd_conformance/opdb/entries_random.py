@@ -1,5 +1,12 @@
-"""Op-database entries of the random ops (``retrograd/ops/random.py``): the entries, their
-``<op>/sizes`` sweep rows and their kernels rows."""
+"""Op-database entries of the random ops (``retrograd/ops/random.py``): none.
+
+The op database compares an op's values and gradients with PyTorch's. A random draw cannot
+match PyTorch's stream and a sampler's gradient is zero by definition (nothing to check
+against finite differences), so the random ops are declared ``differentiable=False`` and
+have no entry, no ``<op>/sizes`` row and no kernels row; ``logspace`` is a creation op,
+without inputs to differentiate. Their behaviour (statistics of the draws, reproducibility,
+dtypes, node names, zero gradients, errors) is checked against PyTorch by the core package's
+differential tests of the random ops."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "add": (("add",), ("reduce_to",)),
     "sub": (("sub",), ("neg", "reduce_to")),
     "mul": (("mul",), ("mul", "reduce_to")),
-    "div": (("div",), ("div", "mul", "neg", "reduce_to")),
+    "div": (("div", "floor_divide", "div_trunc"), ("div", "mul", "neg", "reduce_to")),
     "pow": (("pow",), ("pow_backward", "pow", "log", "where", "reduce_to")),
     "neg": (("neg",), ("neg",)),
     "abs": (("abs",), ("sign", "where", "mul")),

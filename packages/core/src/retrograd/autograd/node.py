@@ -137,7 +137,9 @@ class Node:
 
     # -- identity ------------------------------------------------------------------------
     def name(self) -> str:
-        return type(self).__name__
+        """PyTorch's name of this node (``MulBackward0``; qualified for the nodes PyTorch
+        names so, such as ``torch::autograd::CopySlices``, whose class is ``CopySlices``)."""
+        return getattr(type(self), "_torch_name", None) or type(self).__name__
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -469,8 +471,11 @@ def formula_node(name: str, rule: Callable[..., tuple[Any, ...]],
     ``arity``: the number of forward inputs when the op always has that many (0: varies).
     ``multi_output``: the op has several differentiable outputs (``MultiOutputFormulaNode``)."""
     base = MultiOutputFormulaNode if multi_output else FormulaNode
-    return type(name, (base,),
-                {"__slots__": (), "rule": staticmethod(rule), "_arity": arity})
+    attrs: dict[str, Any] = {"__slots__": (), "rule": staticmethod(rule), "_arity": arity}
+    if "::" in name:  # PyTorch's qualified name() (``torch::autograd::CopySlices``)
+        attrs["_torch_name"] = name
+        name = name.rpartition("::")[2]
+    return type(name, (base,), attrs)
 
 
 ZeroDerivativeBackward = formula_node("ZeroDerivativeBackward", _zero_rule)

@@ -84,8 +84,11 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
 
     def pad_take(x: Any, axis: int, mode: str, lo: int, hi: int) -> Any:
         """``x`` padded along ``axis`` by ``lo`` and ``hi`` elements mirrored about the edges
-        (``reflect``) or repeating them (``replicate``)."""
+        (``reflect``), repeating them (``replicate``) or wrapped around (``circular``, at most
+        ``n`` on each side)."""
         n = x.shape[axis]
+        if mode == "circular":  # wrapped around: the last ``lo`` and the first ``hi`` elements
+            return xp.concat((_sl(x, axis, n - lo, n), x, _sl(x, axis, 0, hi)), axis=axis)
         if mode == "reflect":
             left = xp.flip(_sl(x, axis, 1, lo + 1), axis=axis) if lo else _sl(x, axis, 0, 0)
             right = (xp.flip(_sl(x, axis, n - 1 - hi, n - 1), axis=axis) if hi
@@ -101,6 +104,12 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         out = _sl(g, axis, lo, lo + n)
         left = _sl(g, axis, 0, lo)
         right = _sl(g, axis, lo + n, lo + n + hi)
+        if mode == "circular":
+            if lo:
+                out = out + xp.concat((_zeros(g, axis, n - lo), left), axis=axis)
+            if hi:
+                out = out + xp.concat((right, _zeros(g, axis, n - hi)), axis=axis)
+            return out
         if mode == "reflect":
             if lo:
                 out = out + xp.concat((_zeros(g, axis, 1), xp.flip(left, axis=axis),

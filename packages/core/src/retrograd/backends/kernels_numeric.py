@@ -37,11 +37,22 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         return xp.bitwise_invert(a)
 
     def floor_divide(a: Any, b: Any) -> Any:
-        """``floor(a / b)``: floats as ``floor`` of the true quotient (so ``x // 0`` is
-        +-inf, as in PyTorch, where NumPy's floor_divide gives NaN), integers exactly."""
+        """``floor(a / b)`` as PyTorch's ``div_floor`` (and Python's ``//``) computes it:
+        floats from the remainder, so that ``floor`` of a quotient rounded up to an integer
+        is not taken (float32 ``floor(a / b)`` is one too high there); ``x // 0`` is the true
+        quotient (+-inf or NaN); integers exactly."""
         if xp.isdtype(a.dtype, "real floating"):
-            return xp.floor(xp.divide(a, b))
+            return xp.where(b == 0, xp.divide(a, b), xp.floor_divide(a, b))
         return xp.floor_divide(a, b)
+
+    def div_trunc(a: Any, b: Any) -> Any:
+        """``a / b`` rounded toward zero (``div(rounding_mode="trunc")``): floats as ``trunc``
+        of the true quotient, integers as C's division."""
+        if xp.isdtype(a.dtype, "real floating"):
+            return xp.trunc(xp.divide(a, b))
+        q = xp.floor_divide(a, b)
+        inexact = xp.logical_and(xp.remainder(a, b) != 0, (a < 0) != (b < 0))
+        return xp.where(inexact, q + 1, q)
 
     def logit(p: Any) -> Any:
         """``log(p / (1 - p))``."""
@@ -78,5 +89,6 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
 
     return {"logical_or": logical_or, "logical_xor": logical_xor, "bitwise_and": bitwise_and,
             "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
-            "bitwise_invert": bitwise_invert, "floor_divide": floor_divide, "logit": logit,
+            "bitwise_invert": bitwise_invert, "floor_divide": floor_divide,
+            "div_trunc": div_trunc, "logit": logit,
             "fmax": fmax, "fmin": fmin, "copysign": copysign, "heaviside": heaviside}

@@ -32,6 +32,7 @@ from . import (
     kernels_sorting,
     kernels_statistics,
     kernels_views,
+    spacing,
 )
 from .summation import blocked_mean, blocked_sum
 
@@ -451,7 +452,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "zeros_like": xp.zeros_like,
         "ones_like": xp.ones_like,
         "arange": lambda start, stop, step, dtype: xp.arange(start, stop, step, dtype=dtype),
-        "linspace": lambda start, stop, num, dtype: xp.linspace(start, stop, num, dtype=dtype),
+        "linspace": functools.partial(spacing.linspace, xp),
         "astype": lambda x, dtype: xp.astype(x, dtype),
         "copy": lambda x: xp.asarray(x, copy=True),
         "from_numpy": random_like_numpy,

@@ -9,9 +9,11 @@ from . import (
     arithmetic,
     conversion,
     creation,
+    division,
     elementwise,
     indexing,
     inplace,
+    inplace_forms,
     layout,
     linalg,
     metadata,
@@ -130,8 +132,8 @@ def declared_functions() -> dict[str, object]:
 
 
 __all__ = [
-    "activations", "arithmetic", "metadata", "numeric", "rearrange", "selection", "indexing",
-    "layout", "products", "random",
+    "activations", "arithmetic", "division", "inplace_forms", "metadata", "numeric", "rearrange",
+    "selection", "indexing", "layout", "products", "random",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import operator
-import threading
 from typing import Any
 
 from ..backends.host import quiet_call
@@ -22,32 +21,20 @@ __all__ = ["tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "ra
            "manual_seed", "as_tensor", "from_numpy"]
 
 
-class _Rng(threading.local):
-    generator: Any = None
+def manual_seed(seed: Any) -> Any:
+    """Seed the default generator used by ``rand`` / ``randn`` and the other samplers (drawn
+    host-side, then moved to the device); returns that generator, as in PyTorch."""
+    from .random import manual_seed as seed_default
+
+    return seed_default(seed)
 
 
-_rng = _Rng()
-_seed_lock = threading.Lock()
-_global_seed: list[int | None] = [None]
+def _generator(generator: Any = None, device: Any = None, name: str = "") -> Any:
+    """The NumPy stream to draw from: ``generator``'s, or the default generator's (see
+    ``ops.random``)."""
+    from .random import stream
 
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator used by ``rand`` / ``randn`` (host-side, then moved to the device)."""
-    from ..backends.host import xp as numpy
-
-    if not isinstance(seed, int):
-        raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
-    with _seed_lock:
-        _global_seed[0] = seed
-        _rng.generator = numpy.random.default_rng(seed)
-
-
-def _generator() -> Any:
-    from ..backends.host import xp as numpy
-
-    if _rng.generator is None:
-        _rng.generator = numpy.random.default_rng(_global_seed[0])
-    return _rng.generator
+    return stream(generator, device if device is not None else "cpu", name)
 
 
 def _infer_dtype(data: Any) -> DType:
@@ -456,7 +443,15 @@ def arange(start: Any, end: Any = None, step: Any = _STEP_ONE, *, dtype: Any = N
                              "bounds)")
     if step == 0 or step != step:
         raise RetrogradError(f"step must be nonzero (arange({start}, {end}, {step}))")
-    if not dt.is_floating_point:  # PyTorch casts the bounds and the step to the dtype first
+    narrow = None  # an integer dtype other than int64, given a float bound or step
+    if dt is not int64 and not dt.is_floating_point and \
+            any(isinstance(v, float) for v in (start, end, step)):
+        # PyTorch counts the elements from the numbers as given, then fills them from the
+        # bounds and step truncated to int64 (a step truncating to 0 repeats the start)
+        if not _finite(step):
+            raise RetrogradError(f"unsupported range: step {step} in an integer dtype")
+        narrow = (int(start), int(step))
+    elif not dt.is_floating_point:  # PyTorch casts the bounds and the step to the dtype first
         if not _finite(step):
             raise RetrogradError(f"unsupported range: step {step} in an integer dtype")
         istep = int(step)
@@ -470,6 +465,14 @@ def arange(start: Any, end: Any = None, step: Any = _STEP_ONE, *, dtype: Any = N
         size = -((start - end) // step)
     else:
         size = math.ceil((end - start) / step)
+    if narrow is not None and 0 < size <= _INT64[1]:
+        from ..backends.host import xp as numpy
+
+        filled = narrow[0] + narrow[1] * numpy.arange(size, dtype="int64")
+        backend, dev = backend_for_device(device)
+        with backend.use_device(dev.index):
+            data = backend.ops.from_numpy(filled.astype(dt.name), backend.xp_dtype(dt))
+        return _finish(data, backend, requires_grad, "arange")
     if size > _INT64[1]:
         raise RetrogradError(f"invalid size, possible overflow? (arange({start}, {end}, "
                              f"{step}) has {size} elements)")
@@ -477,9 +480,24 @@ def arange(start: Any, end: Any = None, step: Any = _STEP_ONE, *, dtype: Any = N
     with backend.use_device(dev.index):
         if size == 0:  # NumPy gives one element for an infinite step
             data = backend.ops.zeros((0,), backend.xp_dtype(dt))
+        elif dt.is_floating_point:  # PyTorch's: start + i * step in float64 (float16: 32)
+            data = _arange_values(backend, start, step, size, dt)
         else:
             data = backend.ops.arange(start, end, step, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "arange")
+
+
+def _arange_values(backend: Any, start: Any, step: Any, size: int, dt: DType) -> Any:
+    """``start + i * step`` for ``i < size`` on ``backend``, in PyTorch's accumulation type
+    for ``dt`` (float64; float32 for float16), rounded to ``dt`` once."""
+    from .. import dtypes
+
+    acc = backend.xp_dtype(dtypes.float32 if dt.itemsize < 4 else dtypes.float64)
+    ops = backend.ops
+    i = ops.arange(0, size, 1, acc)
+    full = ops.full((size,), start, acc)
+    values = ops.add(full, ops.mul(i, ops.full((size,), step, acc)))
+    return ops.astype(values, backend.xp_dtype(dt))
 
 
 def linspace(start: Any, end: Any, steps: Any, *, dtype: Any = None, device: Any = None,
@@ -512,54 +530,131 @@ def linspace(start: Any, end: Any, steps: Any, *, dtype: Any = None, device: Any
     number_as(hi, dt)
     backend, dev = backend_for_device(device)
     with backend.use_device(dev.index):
-        data = backend.ops.linspace(lo, hi, n, backend.xp_dtype(dt))
+        if dt.is_floating_point:
+            data = backend.ops.linspace(lo, hi, n, backend.xp_dtype(dt))
+        else:  # PyTorch's integer steps: computed in float64, truncated toward zero
+            data = backend.ops.from_numpy(_spaced(lo, hi, n, dt).astype(dt.name),
+                                          backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "linspace")
 
 
+def _spaced(lo: Any, hi: Any, n: int, dt: DType) -> Any:
+    """``n`` host values from ``lo`` to ``hi`` as PyTorch's range kernels space them: the
+    first half counted up from ``lo``, the second half down from ``hi`` (so both ends are
+    exact), in ``dt``'s arithmetic; an integer dtype truncates the bounds to it and steps
+    in float64."""
+    from ..backends.host import xp as numpy
+
+    kind = "float64" if not dt.is_floating_point else dt.name
+    if not dt.is_floating_point:
+        lo, hi = int(lo), int(hi)
+    t = numpy.dtype(kind).type
+    start, end = t(lo), t(hi)
+    i = numpy.arange(n)
+    if n <= 1:
+        return numpy.full((n,), start, dtype=kind)
+    step = (end - start) / t(n - 1)
+    up = start + step * i.astype(kind)
+    down = end - step * (n - 1 - i).astype(kind)
+    return numpy.where(i < n // 2, up, down)
+
+
+@op("logspace", method=False, differentiable=False)
+def logspace(start: Any, end: Any, steps: Any, base: Any = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** e`` for exponents ``e`` evenly spaced from ``start`` to
+    ``end`` (both included), in the default float dtype unless ``dtype`` is given (an
+    integer dtype truncates the exponents' bounds and the powers, as in PyTorch)."""
+    from .promotion import is_number, torch_name
+
+    lo, hi, b = _number(start), _number(end), _number(base)
+    n = steps if type(steps) is int else None
+    if n is None and not isinstance(steps, bool) and hasattr(steps, "__index__"):
+        try:
+            n = operator.index(steps)
+        except TypeError:
+            pass
+    if n is None or not (is_number(lo) and is_number(hi) and is_number(b)):
+        got = ", ".join(type(a).__name__ for a in (start, end, steps))
+        raise TypeError(f"logspace() received an invalid combination of arguments - got ({got})"
+                        ", but expected one of: (Number start, Number end, int steps, float "
+                        "base = 10.0)")
+    if n < 0:
+        raise RetrogradError(f"number of steps must be non-negative (got steps={n})")
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt is bool_:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{torch_name(dt)}'")
+    from ..backends.host import xp as numpy
+
+    exps = _spaced(lo, hi, n, dt).astype("float64") if n != 1 else \
+        numpy.full((1,), float(lo))  # one step: ``base ** start``, start not truncated
+    with numpy.errstate(all="ignore"):
+        values = numpy.power(numpy.float64(b), exps)
+        values = values.astype(dt.name)  # an integer dtype truncates
+    backend, dev = backend_for_device(device)
+    with backend.use_device(dev.index):
+        data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
+    return _finish(data, backend, requires_grad, "logspace")
+
+
 def _random(name: str, size: tuple[Any, ...], dtype: Any, device: Any,
-            requires_grad: bool) -> Tensor:
+            requires_grad: bool, generator: Any = None) -> Tensor:
     shape = _size(name, size)
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if not dt.is_floating_point:  # PyTorch: its random kernels have no integer or bool dtype
         from .promotion import torch_name
 
-        kernel = "check_uniform_bounds" if name == "rand" else "normal_kernel_cpu"
+        kernel = "check_uniform_bounds" if name in ("rand", "rand_like") else \
+            "normal_kernel_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_name(dt)}' "
                                   f"({name} draws floating point values only, got {dt})")
-    gen = _generator()
-    values = gen.random(shape) if name == "rand" else gen.standard_normal(shape)
     backend, dev = backend_for_device(device)
+    gen = _generator(generator, dev, name)
+    if name in ("rand", "rand_like"):
+        from .random import _below_one
+
+        values = _below_one(gen.random(shape), dt)  # [0, 1) also once rounded to ``dt``
+    else:
+        values = gen.standard_normal(shape)
     with backend.use_device(dev.index):
         data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, name)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None,
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """Samples uniform on ``[0, 1)`` of shape ``size`` (ints or one sequence), from retrograd's
-    seeded generator (``manual_seed``); floating dtypes only."""
-    return _random("rand", size, dtype, device, requires_grad)
+    """Samples uniform on ``[0, 1)`` of shape ``size`` (ints or one sequence), from
+    ``generator`` or the default generator (``manual_seed``); floating dtypes only."""
+    return _random("rand", size, dtype, device, requires_grad, generator)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None,
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """Standard normal samples of shape ``size`` (ints or one sequence), from retrograd's seeded
-    generator (``manual_seed``); floating dtypes only."""
-    return _random("randn", size, dtype, device, requires_grad)
+    """Standard normal samples of shape ``size`` (ints or one sequence), from ``generator`` or
+    the default generator (``manual_seed``); floating dtypes only."""
+    return _random("randn", size, dtype, device, requires_grad, generator)
 
 
-def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+def _random_like(name: str, t: Tensor, dtype: Any, device: Any, requires_grad: bool,
+                 generator: Any) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
+    return _random(name, (t.shape,), dtype if dtype is not None else t.dtype,
+                   device if device is not None else t.device, requires_grad, generator)
+
+
+def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """A tensor of uniform samples from ``[0, 1)`` with ``t``'s shape, and its dtype and device
-    unless ``dtype`` or ``device`` is given."""
-    return _like("rand_like", t, rand, dtype, device, requires_grad)
+    unless ``dtype`` or ``device`` is given; from ``generator`` or the default generator."""
+    return _random_like("rand_like", t, dtype, device, requires_grad, generator)
 
 
-def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     """A tensor of standard normal samples with ``t``'s shape, and its dtype and device unless
-    ``dtype`` or ``device`` is given."""
-    return _like("randn_like", t, randn, dtype, device, requires_grad)
+    ``dtype`` or ``device`` is given; from ``generator`` or the default generator."""
+    return _random_like("randn_like", t, dtype, device, requires_grad, generator)
 
 
 def _count(name: str, arg: str, v: Any) -> int:
@@ -601,11 +696,8 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
             requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from ``[low, high)`` (``low`` defaults to 0): called as
     ``randint(high, size)`` or ``randint(low, high, size)``, as in PyTorch; int64 unless
-    ``dtype`` says otherwise. Drawn from the generator ``manual_seed`` seeds (``generator``
-    is not supported)."""
-    if generator is not None:
-        raise NotImplementedError("randint: a generator argument is not supported (seed the "
-                                  "global generator with retrograd.manual_seed)")
+    ``dtype`` says otherwise. Drawn from ``generator`` or the default generator
+    (``manual_seed``)."""
     pos = list(args)
     if size is None:
         if not pos:
@@ -634,8 +726,8 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
         raise RetrogradError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
                              f">= to={hi}")
     dt = as_dtype(dtype) if dtype is not None else int64
-    values = _generator().integers(lo, hi, size=shape, dtype="int64")
     backend, dev = backend_for_device(device)
+    values = _generator(generator, dev, "randint").integers(lo, hi, size=shape, dtype="int64")
     with backend.use_device(dev.index):
         data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "randint")
@@ -645,10 +737,7 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
 def randperm(n: Any, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), drawn
-    from the generator ``manual_seed`` seeds."""
-    if generator is not None:
-        raise NotImplementedError("randperm: a generator argument is not supported (seed the "
-                                  "global generator with retrograd.manual_seed)")
+    from ``generator`` or the default generator (``manual_seed``)."""
     if isinstance(n, bool) or not hasattr(n, "__index__"):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
@@ -656,8 +745,8 @@ def randperm(n: Any, *, generator: Any = None, dtype: Any = None, device: Any = 
     if count < 0:
         raise ShapeError(f"Trying to create tensor with negative dimension {count}: [{count}]")
     dt = as_dtype(dtype) if dtype is not None else int64
-    values = _generator().permutation(count)
     backend, dev = backend_for_device(device)
+    values = _generator(generator, dev, "randperm").permutation(count)
     with backend.use_device(dev.index):
         data = backend.ops.from_numpy(values, backend.xp_dtype(dt))
     return _finish(data, backend, requires_grad, "randperm")

@@ -474,10 +474,20 @@ def mul(a: Any, b: Any, *, out: Any = None) -> Tensor:
     return _binary("mul", MulBackward, a, b, "cross", True)
 
 
-def div(a: Any, b: Any, *, out: Any = None) -> Tensor:
-    """True division (integers divide as the default float dtype)."""
+#: the default of a keyword whose explicit ``None`` means something else (``rounding_mode``)
+UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
+
+
+def div(a: Any, b: Any, *, rounding_mode: Any = UNSET, out: Any = None) -> Tensor:
+    """True division (integers divide as the default float dtype); ``rounding_mode="trunc"``
+    or ``"floor"`` rounds the quotient (integers stay integers; zero gradients), as
+    ``ops.division`` computes it."""
     if out is not None:
-        return _write_out("div", out, (a, b), lambda: div(a, b))
+        return _write_out("div", out, (a, b), lambda: div(a, b, rounding_mode=rounding_mode))
+    if rounding_mode is not UNSET:
+        from .division import rounded_div
+
+        return rounded_div(a, b, rounding_mode)
     if not isinstance(a, Tensor) and isinstance(b, Tensor) and \
             promotion.is_number(a := promotion.scalar_value(a)):
         # ``c / x`` is PyTorch's ``x.reciprocal() * c``: the same values to the bit, and the
@@ -749,15 +759,36 @@ def _clamp_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any
 
 
 ClampBackward = formula_node("ClampBackward1", _clamp_rule)
+ClampMinBackward0 = formula_node("ClampMinBackward0", _clamp_rule)
+ClampMaxBackward0 = formula_node("ClampMaxBackward0", _clamp_rule)
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    """Limit ``x`` to ``[min, max]`` (numbers, NumPy scalars included). The result dtype is
-    PyTorch's ``result_type(x, min, max)``: ``int_tensor.clamp(0.5)`` is a float tensor."""
+    """Limit ``x`` to ``[min, max]``: numbers (NumPy scalars included; ClampBackward1) or
+    tensors that broadcast with ``x`` (ClampBackward0, whose gradients reach the bounds too:
+    ``min``'s where ``x < min``, ``max``'s where ``x > max``). The result dtype is PyTorch's
+    ``result_type(x, min, max)``: ``int_tensor.clamp(0.5)`` is a float tensor."""
     if not isinstance(x, Tensor):
         raise TypeError(f"clamp: expected a Tensor, got {type(x).__name__}")
     if min is None and max is None:
-        raise RetrogradError("clamp: At least one of 'min' or 'max' must not be None")
+        raise RetrogradError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        from .arithmetic import clamp_tensors
+
+        if not all(v is None or isinstance(v, Tensor) for v in (min, max)):
+            got = ", ".join(f"{k}={_type_name(v)}" for k, v in (("max", max), ("min", min))
+                            if v is not None)
+            raise TypeError(f"clamp() received an invalid combination of arguments - got "
+                            f"(Tensor, {got}), but expected (Tensor input, Tensor min = None, "
+                            "Tensor max = None) or (Tensor input, Number min = None, Number "
+                            "max = None)")
+        return clamp_tensors("clamp", x, min, max)
+    return _clamp_scalar(x, min, max, ClampBackward)
+
+
+def _clamp_scalar(x: Tensor, min: Any, max: Any, cls: Any) -> Tensor:  # noqa: A002
+    """``clamp`` with number bounds, recorded as ``cls`` (ClampBackward1, or ClampMin/Max
+    Backward0 for ``clamp_min``/``clamp_max``)."""
     bounds = []
     for name, v in (("min", min), ("max", max)):
         if v is not None:
@@ -797,7 +828,7 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         data = be.asarray(data)
     out = Tensor(data, be)
     if _grad.enabled and x._requires_grad:
-        record(ClampBackward, out, (x,), (x._data,), (x,), (lo, hi))
+        record(cls, out, (x,), (x._data,), (x,), (lo, hi))
     return out
 
 
@@ -813,9 +844,16 @@ def _where_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any
 WhereBackward = formula_node("WhereBackward0", _where_rule, arity=2)
 
 
-def where(cond: Tensor, a: Any, b: Any) -> Tensor:
+def where(cond: Tensor, a: Any = UNSET, b: Any = UNSET) -> Any:
     """``a`` where ``cond`` holds, else ``b``; ``a`` and ``b`` (Tensors or numbers) promote
-    to ``result_type(a, b)``."""
+    to ``result_type(a, b)``. ``where(cond)`` alone is ``nonzero(cond, as_tuple=True)``."""
+    if a is UNSET and b is UNSET:
+        from .indexing import nonzero
+
+        return nonzero(cond, as_tuple=True)
+    if a is UNSET or b is UNSET:
+        raise TypeError("where() received an invalid combination of arguments - expected "
+                        "(Tensor condition) or (Tensor condition, Tensor input, Tensor other)")
     if not isinstance(cond, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(cond).__name__}")
     if cond.dtype is not bool_:

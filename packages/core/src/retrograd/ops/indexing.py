@@ -17,6 +17,7 @@ from ..dtypes import bool_, int32, int64
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .aliases import EXACT, MISSING, dim_alias, out_one, out_same_dtype, required
 from .declare import GRAPH_KERNELS, op
 from .elementwise import broadcast_mismatch, broadcast_shape
 from .inplace import _inplace
@@ -231,10 +232,21 @@ GRAPH_KERNELS.update(_GRAPH_EXTRA)  # put in GRAPH_F: see ops.declare
 
 # -- the ops ---------------------------------------------------------------------------------
 @op("gather")
-def gather(x: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def gather(x: Tensor, dim: Any = MISSING, index: Any = MISSING, *, sparse_grad: bool = False,
+           out: Any = None, axis: Any = None) -> Tensor:
     """``out[i][j] = x[i][index[i][j]]`` along ``dim``: ``index`` (int32/int64) has ``x``'s
     number of dimensions and is no larger than ``x`` in the others; the result has its shape.
-    ``sparse_grad`` is accepted and ignored (the gradient is dense)."""
+    ``sparse_grad`` is accepted and ignored (the gradient is dense).
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if dim is MISSING or axis is not None or out is not None:
+        dim = required("gather", dim_alias("gather", dim, axis, MISSING))
+        required("gather", index, "index")
+        if out is not None:
+            if isinstance(x, Tensor):
+                out_same_dtype("gather", out, x.dtype, EXACT)
+            return out_one("gather", out, (x,),
+                           lambda: gather(x, dim, index, sparse_grad=sparse_grad))
     axis, idx = _along("gather", x, dim, index, None)
     be = x.backend
     out = _tensor(be, _kernel(be, "gather", x._data, idx, axis))
@@ -279,12 +291,15 @@ def _scatter(name: str, x: Tensor, dim: Any, index: Any, src: Any, value: Any,
 
 
 @op("scatter")
-def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
-            reduce: str | None = None) -> Tensor:
+def scatter(x: Tensor, dim: Any = MISSING, index: Any = MISSING, src: Any = None, *,
+            value: Any = None, reduce: str | None = None, axis: Any = None) -> Tensor:
     """A copy of ``x`` with ``out[i][index[i][j]] = src[i][j]`` along ``dim``; ``src`` is a
     tensor of ``x``'s dtype no smaller than ``index``, or a number (``value``) written at
     every place. Where ``index`` repeats a place, which write wins is unspecified.
-    ``reduce`` is not supported (PyTorch deprecates it)."""
+    ``reduce`` is not supported (PyTorch deprecates it). ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("scatter", dim_alias("scatter", dim, axis, MISSING))
+        required("scatter", index, "index")
     if reduce is not None:
         raise NotImplementedError("scatter(): the reduce argument is not supported; use "
                                   "scatter_add")
@@ -294,9 +309,15 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any =
 
 
 @op("scatter_add")
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(x: Tensor, dim: Any = MISSING, index: Any = MISSING, src: Any = MISSING, *,
+                axis: Any = None) -> Tensor:
     """A copy of ``x`` with ``out[i][index[i][j]] += src[i][j]`` along ``dim`` (repeated
-    places all add); ``src`` has ``x``'s dtype and is no smaller than ``index``."""
+    places all add); ``src`` has ``x``'s dtype and is no smaller than ``index``.
+    ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("scatter_add", dim_alias("scatter_add", dim, axis, MISSING))
+        required("scatter_add", index, "index")
+        required("scatter_add", src, "src")
     return _scatter("scatter_add", x, dim, index, src, None, True)
 
 
@@ -306,9 +327,20 @@ def _vector_index(name: str, index: Any, pos: int) -> Any:
 
 
 @op("index_select")
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(x: Tensor, dim: Any = MISSING, index: Any = MISSING, *, out: Any = None,
+                 axis: Any = None) -> Tensor:
     """The slices of ``x`` along ``dim`` at the places of the 1-d (or one-element) int32 or
-    int64 ``index``, in its order."""
+    int64 ``index``, in its order.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if dim is MISSING or axis is not None or out is not None:
+        dim = required("index_select", dim_alias("index_select", dim, axis, MISSING))
+        required("index_select", index, "index")
+        if out is not None:
+            if isinstance(x, Tensor):
+                out_same_dtype("index_select", out, x.dtype,
+                               "index_select(): self and result must have the same scalar type")
+            return out_one("index_select", out, (x,), lambda: index_select(x, dim, index))
     _check_tensor("index_select", x)
     _vector_index("index_select", index, 3)
     axis = _dim("index_select", dim, x.ndim)
@@ -339,10 +371,21 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 @op("take_along_dim")
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None, *,
+                   out: Any = None,
+                   axis: Any = None) -> Tensor:
     """The values of ``x`` at the int64 ``indices`` along ``dim``; ``x`` and ``indices``
     broadcast against each other in the other dimensions. With ``dim=None`` both are
-    flattened first."""
+    flattened first.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if axis is not None or out is not None:
+        dim = dim_alias("take_along_dim", dim, axis)
+        if out is not None:
+            if isinstance(x, Tensor):
+                out_same_dtype("take_along_dim", out, x.dtype, EXACT)
+            return out_one("take_along_dim", out, (x,),
+                           lambda: take_along_dim(x, indices, dim))
     _check_tensor("take_along_dim", x)
     _check_tensor("take_along_dim", indices, "indices", 2)
     if indices.dtype != int64:
@@ -372,11 +415,15 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
 
 
 @op("index_add")
-def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
-              ) -> Tensor:
+def index_add(x: Tensor, dim: Any = MISSING, index: Any = MISSING, source: Any = MISSING, *,
+              alpha: Any = 1, axis: Any = None) -> Tensor:
     """A copy of ``x`` with ``alpha * source``'s slices along ``dim`` added at the places of
     the 1-d int32/int64 ``index`` (repeated places all add); ``source`` has ``x``'s dtype
-    and shape but ``len(index)`` along ``dim``."""
+    and shape but ``len(index)`` along ``dim``. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("index_add", dim_alias("index_add", dim, axis, MISSING))
+        required("index_add", index, "index")
+        required("index_add", source, "source")
     name = "index_add_"
     _check_tensor("index_add", x)
     _vector_index("index_add", index, 3)
@@ -467,10 +514,13 @@ def _in_place(name: str, x: Tensor, operands: tuple[Any, ...], compute: Any) -> 
 
 
 @op("scatter_", function=False, differentiable=False)
-def scatter_(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
-             reduce: str | None = None) -> Tensor:
+def scatter_(x: Tensor, dim: Any = MISSING, index: Any = MISSING, src: Any = None, *,
+             value: Any = None, reduce: str | None = None, axis: Any = None) -> Tensor:
     """:func:`scatter` in place: ``x[i][index[i][j]] = src[i][j]`` along ``dim``; returns
-    ``x``."""
+    ``x``. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("scatter_", dim_alias("scatter_", dim, axis, MISSING))
+        required("scatter_", index, "index")
     if reduce is not None:
         raise NotImplementedError("scatter_(): the reduce argument is not supported; use "
                                   "scatter_add_")
@@ -482,17 +532,26 @@ def scatter_(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any 
 
 
 @op("scatter_add_", function=False, differentiable=False)
-def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add_(x: Tensor, dim: Any = MISSING, index: Any = MISSING, src: Any = MISSING, *,
+                 axis: Any = None) -> Tensor:
     """:func:`scatter_add` in place: ``x[i][index[i][j]] += src[i][j]`` along ``dim``;
-    returns ``x``."""
+    returns ``x``. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("scatter_add_", dim_alias("scatter_add_", dim, axis, MISSING))
+        required("scatter_add_", index, "index")
+        required("scatter_add_", src, "src")
     return _in_place("scatter_add_", x, (index, src),
                      lambda t: scatter_add(t, dim, index, src))
 
 
 @op("index_add_", function=False, differentiable=False)
-def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
-               ) -> Tensor:
+def index_add_(x: Tensor, dim: Any = MISSING, index: Any = MISSING, source: Any = MISSING, *,
+               alpha: Any = 1, axis: Any = None) -> Tensor:
     """:func:`index_add` in place: ``alpha * source``'s slices along ``dim`` added to ``x``
-    at the places of ``index``; returns ``x``."""
+    at the places of ``index``; returns ``x``. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("index_add_", dim_alias("index_add_", dim, axis, MISSING))
+        required("index_add_", index, "index")
+        required("index_add_", source, "source")
     return _in_place("index_add_", x, (index, source),
                      lambda t: index_add(t, dim, index, source, alpha=alpha))

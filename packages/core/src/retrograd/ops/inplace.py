@@ -269,13 +269,20 @@ def mul_(t: Tensor, other: Any) -> Tensor:
                     raw, True)
 
 
-def div_(t: Tensor, other: Any) -> Tensor:
+def div_(t: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:
     """In place: ``t /= other`` (``other`` broadcast to ``t``'s shape; the result keeps ``t``'s
     dtype, and a result type ``t`` cannot hold is refused, as in PyTorch). Returns ``t``.
+    ``rounding_mode="trunc"``/``"floor"`` writes the rounded quotient (integer tensors too).
 
     Bumps ``t``'s version counter, so a node that saved ``t`` refuses to backward (E7 in
     docs/semantics.md); ``t``'s history becomes ``DivBackward0`` of its old value."""
     from .elementwise import div
+
+    if rounding_mode is not None:
+        from .division import rounded_div
+        from .inplace_forms import rounded_div_
+
+        return rounded_div_(t, other, rounding_mode, rounded_div)
 
     other, raw = promotion.inplace_operand("div_", t, other, "itruediv", div)  # dtype rules
     _check_broadcast("div_", t, other)
@@ -555,15 +562,22 @@ erf_ = _declare_unary_("erf_", _pw.erf, True, "in")
 
 
 def _clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    """``clamp(t, min, max)`` written into ``t``; the bounds may not promote ``t``'s dtype
-    (an integer tensor takes no float bound)."""
+    """``clamp(t, min, max)`` written into ``t``; the bounds (numbers, or tensors that
+    broadcast to ``t``'s shape) may not promote ``t``'s dtype (an integer tensor takes no
+    float bound)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"clamp_(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(t).__name__}")
-    bounds = [promotion.scalar_value(b) for b in (min, max) if b is not None]
-    if bounds and all(promotion.is_number(b) for b in bounds):
+    tensors = tuple(b for b in (min, max) if isinstance(b, Tensor))
+    for b in tensors:
+        _check_broadcast("clamp_", t, b)
+    bounds = [b if isinstance(b, Tensor) else promotion.scalar_value(b)
+              for b in (min, max) if b is not None]
+    if bounds and all(isinstance(b, Tensor) or promotion.is_number(b) for b in bounds):
         r = promotion.operands_result_type(t, *bounds)
-        if not promotion.can_cast(r, t.dtype):
+        if tensors:
+            promotion.check_cast(r, t.dtype)
+        elif not promotion.can_cast(r, t.dtype):
             raise DTypeError(f"result type {promotion.torch_name(r)} can't be cast to the "
                              f"desired output type {promotion.c_name(t.dtype)}")
     be = t.backend
@@ -574,7 +588,7 @@ def _clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
     def raw(a: Any) -> None:
         be.ops.assign_(a, promotion.to_dtype_of(t, fn(Tensor(a, be))))
 
-    return _inplace("clamp_", t, (), fn, raw, True)
+    return _inplace("clamp_", t, tensors, fn, raw, True)
 
 
 clamp_ = op("clamp_", differentiable=False)(_clamp_)

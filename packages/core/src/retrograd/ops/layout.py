@@ -68,8 +68,13 @@ def _flip_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
 FlipBackward0 = formula_node("FlipBackward0", _flip_rule, arity=1)
 
 
-def _flip_method(x: Tensor, *dims: Any) -> Tensor:
-    """``x.flip(*dims)``: ``flip`` with the dims as ints or one sequence."""
+def _flip_method(x: Tensor, *dims: Any, **kw: Any) -> Tensor:
+    """``x.flip(*dims)``: ``flip`` with the dims as ints or one sequence (or ``dims=``)."""
+    if kw:
+        if dims or set(kw) != {"dims"}:
+            bad = next((k for k in kw if k != "dims"), "dims")
+            raise TypeError(f"flip() got an unexpected keyword argument '{bad}'")
+        return flip(x, kw["dims"])
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         return flip(x, dims[0])
     return flip(x, tuple(dims))
@@ -361,7 +366,7 @@ _PAD_NODES: dict[tuple[str, int], Any] = {
 def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
     """``x`` padded on its last ``len(pad) // 2`` dims by ``pad`` = (before, after) pairs from
     the last dim backwards: with ``value`` (mode ``constant``; negative pads crop), or with the
-    mirrored (``reflect``) or edge (``replicate``) elements."""
+    mirrored (``reflect``), edge (``replicate``) or wrapped-around (``circular``) elements."""
     _check_tensor("pad", x)
     pads = _ints("pad", "pad", pad, 2, allow_int=False)
     if len(pads) % 2:
@@ -380,6 +385,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
                     f"{pads[2 * i + 1]} resulted in a negative output size, which is invalid. "
                     f"Check dimension {ax} of your input.")
         return _pad_constant_graph(x, pads, 0 if value is None else value)
+    if mode == "circular":
+        return _pad_circular(x, pads)
     if mode not in ("reflect", "replicate"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     k = len(pads) // 2
@@ -412,6 +419,49 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
 
 
 _pad_op = pad
+
+#: circular padding: PyTorch fills a new tensor by slice copies, so its node is the in-place
+#: copy's (``torch::autograd::CopySlices``, retrograd's ``CopySlices``); one node here, whose
+#: gradient sums each wrapped part back onto the elements it repeats
+CircularPadBackward = formula_node("torch::autograd::CopySlices", _take_rule, arity=1)
+
+
+def _pad_circular(x: Tensor, pads: tuple[int, ...]) -> Tensor:
+    """``pad(x, pads, mode="circular")``: the last ``lo`` elements put before and the first
+    ``hi`` after, along each padded axis (at most its size: one wrap); negative pads crop
+    first, and the cropped tensor is wrapped."""
+    nd = x.ndim
+    k = len(pads) // 2
+    if k not in (1, 2, 3) or nd not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pads)} is not supported for {nd}D input tensor.")
+    for i in range(k):
+        n = x.shape[nd - 1 - i]
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if n + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    if any(p < 0 for p in pads):
+        x = _pad_op(x, tuple(min(p, 0) for p in pads))  # crop, then wrap what is left
+        for i in range(k):
+            n = x.shape[nd - 1 - i]
+            if max(pads[2 * i], 0) > n or max(pads[2 * i + 1], 0) > n:
+                raise RuntimeError("Padding value causes wrapping around more than once (of "
+                                   "the input cropped by the negative padding).")
+        pads = tuple(max(p, 0) for p in pads)
+    ops = x.backend.ops
+    data = x._data
+    steps = []
+    for i in range(k):
+        ax = nd - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        data = ops.pad_take(data, ax, "circular", lo, hi)
+        steps.append((ax, "circular", lo, hi, x.shape[ax]))
+    out = _new(x, data)
+    if _tracks(x):
+        record(CircularPadBackward, out, (x,), (), (), tuple(steps))
+    return out
 
 _GRAPH_EXTRA: dict[str, Any] = {
     "flip": flip, "roll": roll, "tril": tril, "triu": triu,

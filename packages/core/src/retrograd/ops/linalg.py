@@ -132,9 +132,16 @@ def _linear_dtype_check(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
                          f"!= {c_name(dw)}")
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def matmul(a: Tensor, b: Tensor, *, out: Any = None) -> Tensor:
     """``a @ b`` (1-D, 2-D or batched). Both operands must have one dtype: PyTorch does not
-    promote here, and neither does retrograd (DTypeError with PyTorch's message)."""
+    promote here, and neither does retrograd (DTypeError with PyTorch's message).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
+    if out is not None:
+        from .aliases import EXACT, out_one, out_same_dtype
+
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype:
+            out_same_dtype("matmul", out, a.dtype, EXACT)
+        return out_one("matmul", out, (a, b), lambda: matmul(a, b))
     if isinstance(a, Tensor) and is_numpy_array(b):
         from .elementwise import _numpy_matmul
 
@@ -279,7 +286,8 @@ def _two_tensors(name: str, a: Any, b: Any, second: str) -> None:
 
 @op("mm")
 def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
-    """The matrix product of two 2-D tensors of one dtype (no broadcasting: see ``matmul``)."""
+    """The matrix product of two 2-D tensors of one dtype (no broadcasting: see ``matmul``).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
     if out is not None:  # ``out=``: ops.inplace.write_out
         from .inplace import write_out
 
@@ -299,7 +307,8 @@ def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
 
 @op("mv")
 def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
-    """The product of the 2-D ``input`` and the 1-D ``vec`` (one dtype)."""
+    """The product of the 2-D ``input`` and the 1-D ``vec`` (one dtype).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
     if out is not None:  # ``out=``: ops.inplace.write_out
         from .inplace import write_out
 
@@ -315,7 +324,8 @@ def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
 
 @op("dot")
 def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
-    """The inner product of two 1-D tensors of one size and dtype (a 0-d tensor)."""
+    """The inner product of two 1-D tensors of one size and dtype (a 0-d tensor).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
     if out is not None:  # ``out=``: ops.inplace.write_out
         from .inplace import write_out
 
@@ -335,7 +345,8 @@ def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:  # noqa: A
 @op("outer")
 def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
     """The outer product of two 1-D tensors: ``input[i] * vec2[j]``, as PyTorch computes it
-    (``input.reshape(-1, 1) * vec2``: dtypes promote, MulBackward0)."""
+    (``input.reshape(-1, 1) * vec2``: dtypes promote, MulBackward0).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
     if out is not None:  # ``out=``: ops.inplace.write_out
         from .inplace import write_out
 

@@ -77,15 +77,45 @@ def _softmax_like(name: str, cls: Any, x: Tensor, dim: int | None) -> Tensor:
     return out
 
 
-def softmax(x: Tensor, dim: int | None = None) -> Tensor:
+def _softmax_kw(name: str, cls: Any, x: Any, dim: Any, dtype: Any, out: Any, axis: Any
+                ) -> Tensor:
+    """``softmax``/``log_softmax`` with PyTorch's extra keywords: ``axis`` for ``dim``,
+    ``x`` cast to ``dtype`` first (a recorded ``ToCopyBackward0``, as PyTorch), the result
+    written into ``out`` (which must have the result's dtype)."""
+    from .aliases import EXACT, cast_to, dim_alias, out_one, out_same_dtype
+
+    dim = dim_alias(name, dim, axis)
+    if out is not None:
+        if isinstance(x, Tensor):
+            from ..dtypes import as_dtype
+
+            out_same_dtype(name, out, as_dtype(dtype) if dtype is not None else x.dtype, EXACT)
+        return out_one(name, out, (x,), lambda: _softmax_kw(name, cls, x, dim, dtype, None,
+                                                            None))
+    if dtype is not None and isinstance(x, Tensor):
+        x = cast_to(x, dtype)
+    return _softmax_like(name, cls, x, dim)
+
+
+def softmax(x: Tensor, dim: int | None = None, *, dtype: Any = None, out: Any = None,
+            axis: Any = None) -> Tensor:
     """``exp(x) / exp(x).sum(dim, keepdim=True)`` along ``dim``, which must be given
-    (``SoftmaxBackward0``, which saves the output); floating dtypes only."""
+    (``SoftmaxBackward0``, which saves the output); floating dtypes only.
+    ``axis``: NumPy's name for ``dim``. ``dtype``: the input cast to it first. ``out``: the
+    result written into that tensor (``ops.inplace.write_out``)."""
+    if dtype is not None or out is not None or axis is not None:
+        return _softmax_kw("softmax", SoftmaxBackward, x, dim, dtype, out, axis)
     return _softmax_like("softmax", SoftmaxBackward, x, dim)
 
 
-def log_softmax(x: Tensor, dim: int | None = None) -> Tensor:
+def log_softmax(x: Tensor, dim: int | None = None, *, dtype: Any = None, out: Any = None,
+                axis: Any = None) -> Tensor:
     """``x - x.logsumexp(dim, keepdim=True)`` along ``dim``, which must be given
-    (``LogSoftmaxBackward0``, which saves the output); floating dtypes only."""
+    (``LogSoftmaxBackward0``, which saves the output); floating dtypes only.
+    ``axis``: NumPy's name for ``dim``. ``dtype``: the input cast to it first. ``out``: the
+    result written into that tensor (``ops.inplace.write_out``)."""
+    if dtype is not None or out is not None or axis is not None:
+        return _softmax_kw("log_softmax", LogSoftmaxBackward, x, dim, dtype, out, axis)
     return _softmax_like("log_softmax", LogSoftmaxBackward, x, dim)
 
 

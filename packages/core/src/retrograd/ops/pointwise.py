@@ -380,7 +380,8 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
 
 
 # -- activations (``nn.functional``) -----------------------------------------------------------
-# Not ``@op``-declared: PyTorch has them in ``torch.nn.functional`` only.
+# Declared with neither function nor method: PyTorch has them in ``torch.nn.functional`` only
+# (re-exported by ``retrograd.nn.functional``); the declaration lists them in the registry.
 def _activation_input(name: str, x: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
@@ -409,6 +410,7 @@ def _softplus_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[
 SoftplusBackward = formula_node("SoftplusBackward0", _softplus_rule, arity=1)
 
 
+@op("softplus", method=False, function=False)
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``."""
     x = _activation_input("softplus", input)
@@ -432,6 +434,7 @@ def _silu_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
 SiluBackward = formula_node("SiluBackward0", _silu_rule, arity=1)
 
 
+@op("silu", method=False, function=False)
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * sigmoid(x)``; ``inplace``: written into ``input``."""
     x = _activation_input("silu", input)
@@ -473,6 +476,7 @@ def _gelu_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]
 GeluBackward = formula_node("GeluBackward0", _gelu_rule, arity=1)
 
 
+@op("gelu", method=False, function=False)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """``x * Phi(x)`` (``Phi`` the standard normal's distribution function); ``approximate=
     "tanh"``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
@@ -525,6 +529,7 @@ def _raw_into(x: Tensor, fn: Any) -> Any:
     return raw
 
 
+@op("leaky_relu", method=False, function=False)
 def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
                inplace: bool = False) -> Tensor:
     """``x`` where positive, else ``negative_slope * x``; ``inplace``: written into
@@ -573,6 +578,7 @@ EluBackward0 = formula_node("EluBackward0", _elu_rule, arity=1)
 EluBackward1 = formula_node("EluBackward1", _elu_rule, arity=1)
 
 
+@op("elu", method=False, function=False)
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where positive, else ``alpha * (exp(x) - 1)``; ``inplace``: written into
     ``input`` (its node then saves the result, EluBackward1)."""

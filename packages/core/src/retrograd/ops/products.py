@@ -50,9 +50,17 @@ def _check_bmm(b1: Tensor, b2: Tensor) -> None:
 
 
 @op("bmm")
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
+def bmm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
     """The batched matrix product of two 3-D tensors (b, n, m) @ (b, m, p) -> (b, n, p), one
-    dtype, no broadcasting (see ``matmul``)."""
+    dtype, no broadcasting (see ``matmul``).
+    ``out``: the result written into that tensor (``ops.inplace.write_out``)."""
+    if out is not None:
+        from .aliases import EXACT, out_one, out_same_dtype
+
+        if isinstance(input, Tensor) and isinstance(mat2, Tensor) and \
+                input.dtype is mat2.dtype:
+            out_same_dtype("bmm", out, input.dtype, EXACT)
+        return out_one("bmm", out, (input, mat2), lambda: bmm(input, mat2))
     _need_tensor("bmm", "input", 1, input)
     _need_tensor("bmm", "mat2", 2, mat2)
     check_device("bmm", input, mat2)
@@ -441,7 +449,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,  # noqa: A002
          dtype: Any = None) -> Tensor:
     """The ``p``-norm of ``input`` over ``dim`` (None: all): ``'fro'`` is the 2-norm; numbers
-    as ``linalg.vector_norm``'s ``ord`` (``'nuc'`` is not supported)."""
+    as ``linalg.vector_norm``'s ``ord`` (``'nuc'`` is not supported).
+    ``dtype``: the input cast to it first."""
     if p == "fro" or p is None:
         p = 2
     elif isinstance(p, str):

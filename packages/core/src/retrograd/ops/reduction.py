@@ -11,6 +11,7 @@ from ..errors import DTypeError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .aliases import cast_to, dim_alias, keepdim_alias, out_one, out_same_dtype
 from .promotion import cast_data, torch_name
 from .shape import wrap_dim
 
@@ -153,12 +154,17 @@ def _full_sum_attrs(shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return attrs
 
 
-def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *,  # noqa: A001
+        dtype: Any = None, out: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
     """The sum of all elements, or over ``dim`` (an int or a tuple of ints).
 
     ``keepdim=True`` keeps each reduced dimension with size 1. Integer and bool tensors sum as
     int64, as in PyTorch. Records ``SumBackward0`` for the full sum and ``SumBackward1`` over dims;
-    the gradient is ``g`` expanded back to the input's shape."""
+    the gradient is ``g`` expanded back to the input's shape. ``dtype``: ``x`` is cast to it
+    first; ``out``: the result is written there (in ``out``'s dtype); ``axis``/``keepdims``:
+    NumPy's names for ``dim``/``keepdim``."""
+    if axis is not None or keepdims is not None or dtype is not None or out is not None:
+        return _sum_kw(x, dim, keepdim, dtype, out, axis, keepdims)
     if dim is _NO_DIM and keepdim is False and type(x) is Tensor:  # x.sum(), inline
         be = x.backend
         # axis None: every axis (the Array API's spelling; no per-call tuple of axes)
@@ -179,12 +185,17 @@ def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:  # noqa
     return out
 
 
-def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
+def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None,
+         out: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
     """The mean of all elements, or over ``dim`` (an int or a tuple of ints); ``keepdim`` as in
     ``sum``.
 
-    Only floating dtypes (an integer tensor raises, as in PyTorch). Records ``MeanBackward0`` for
-    the full mean and ``MeanBackward1`` over dims: ``g / N`` expanded back to the input's shape."""
+    Only floating dtypes (an integer tensor raises, as in PyTorch, unless ``dtype`` is a
+    floating one). Records ``MeanBackward0`` for the full mean and ``MeanBackward1`` over dims:
+    ``g / N`` expanded back to the input's shape. ``dtype``, ``out``, ``axis``, ``keepdims``:
+    as in ``sum``."""
+    if axis is not None or keepdims is not None or dtype is not None or out is not None:
+        return _mean_kw(x, dim, keepdim, dtype, out, axis, keepdims)
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be either a "
                          f"floating point or complex dtype. Got: {torch_name(x.dtype)}")
@@ -213,12 +224,21 @@ def _check_amax_empty(x: Tensor, dim: Any) -> None:
                              f"tensor has shape {tuple(shape)}).")
 
 
-def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def amax(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
+         axis: Any = None, keepdims: Any = None) -> Tensor:
     """The maximum over ``dim`` (an int or a tuple; None or ``()``: every dimension), values only;
     ``keepdim`` as in ``sum``.
 
     ``AmaxBackward0``: the gradient is shared evenly among the elements equal to the maximum, as in
-    PyTorch. An empty reduced dimension is refused."""
+    PyTorch. An empty reduced dimension is refused. ``out``, ``axis``, ``keepdims``: as in
+    ``sum`` (``out`` must have ``x``'s dtype)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("amax", dim, axis)
+        keepdim = keepdim_alias("amax", keepdim, keepdims)
+        if out is not None:
+            if isinstance(x, Tensor):
+                out_same_dtype("amax", out, x.dtype, _MATCH)
+            return out_one("amax", out, (x,), lambda: amax(x, dim, keepdim))
     if isinstance(x, Tensor) and x._data.size == 0:
         _check_amax_empty(x, dim)
     out, axes, data = _reduce("amax", x, dim, keepdim)
@@ -249,9 +269,16 @@ def _empty_logsumexp(x: Tensor, dim: Any, keepdim: bool) -> tuple[Tensor, tuple[
     return Tensor(data, be), axes, data
 
 
-def logsumexp(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
+def logsumexp(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, out: Any = None,
+              axis: Any = None, keepdims: Any = None) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim`` (required, as in PyTorch; ``()`` or None: every
-    dimension); an integer or bool input is computed in the default float dtype."""
+    dimension); an integer or bool input is computed in the default float dtype. ``out``,
+    ``axis``, ``keepdims``: as in ``sum``."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("logsumexp", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("logsumexp", keepdim, keepdims)
+        if out is not None:
+            return out_one("logsumexp", out, (x,), lambda: logsumexp(x, dim, keepdim))
     if dim is _NO_DIM:
         raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     if dim is None:
@@ -268,3 +295,59 @@ def logsumexp(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Tensor:
         record(LogsumexpBackward, out, (x,), (x._data, data), (x, 0),
                (shape, _keep_shape(shape, axes)))
     return out
+
+
+_MATCH = ("Expected the dtype for input and out to match, but got {Res} for input's dtype and "
+          "{Out} for out's dtype.")
+
+
+def _sum_kw(x: Any, dim: Any, keepdim: Any, dtype: Any, out: Any, axis: Any,
+            keepdims: Any) -> Tensor:
+    """``sum`` with PyTorch's extra keywords: ``axis``/``keepdims`` resolved, ``x`` cast to
+    ``dtype``, the result written into ``out`` (computed in ``out``'s dtype, as PyTorch)."""
+    dim = dim_alias("sum", dim, axis, _NO_DIM)
+    keepdim = keepdim_alias("sum", keepdim, keepdims)
+    if keepdims is not None and dim is _NO_DIM:
+        raise TypeError("sum() received an invalid combination of arguments - got "
+                        "(keepdims=bool, ), but expected one of: (*, torch.dtype dtype = None) "
+                        "or (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = "
+                        "None)")
+    if out is not None:
+        if dim is _NO_DIM:
+            raise TypeError("sum() received an invalid combination of arguments - got (Tensor, "
+                            "out=Tensor), but expected one of: (Tensor input, *, torch.dtype "
+                            "dtype = None) or (Tensor input, tuple of ints dim, bool keepdim "
+                            "= False, *, torch.dtype dtype = None, Tensor out = None)")
+        as_dt = dtype if dtype is not None else getattr(out, "dtype", None)
+        return out_one("sum", out, (x,), lambda: sum(x, dim, keepdim, dtype=as_dt))
+    if dtype is not None and isinstance(x, Tensor):
+        x = cast_to(x, dtype)
+        res = sum(x, dim, keepdim)
+        if res.dtype is not x.dtype:  # an integral dtype: the sum's own, not int64
+            res = Tensor(cast_data(res, x.dtype), res.backend)
+        return res
+    return sum(x, dim, keepdim)
+
+
+def _mean_kw(x: Any, dim: Any, keepdim: Any, dtype: Any, out: Any, axis: Any,
+             keepdims: Any) -> Tensor:
+    """``mean`` with PyTorch's extra keywords (see ``_sum_kw``); ``dtype`` must be a floating
+    one, and ``out`` may not be of a lower kind than the result."""
+    dim = dim_alias("mean", dim, axis, _NO_DIM)
+    keepdim = keepdim_alias("mean", keepdim, keepdims)
+    if keepdims is not None and dim is _NO_DIM:
+        raise TypeError("mean() received an invalid combination of arguments - got "
+                        "(keepdims=bool, ), but expected one of: (*, torch.dtype dtype = None) "
+                        "or (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = "
+                        "None)")
+    if out is not None:
+        return out_one("mean", out, (x,), lambda: mean(x, dim, keepdim, dtype=dtype))
+    if dtype is not None and isinstance(x, Tensor):
+        from ..dtypes import as_dtype
+
+        dt = as_dtype(dtype)
+        if not dt.is_floating_point:
+            raise DTypeError("mean(): could not infer output dtype. Optional dtype must be "
+                             f"either a floating point or complex dtype. Got: {torch_name(dt)}")
+        x = cast_to(x, dt)
+    return mean(x, dim, keepdim)

@@ -15,9 +15,10 @@ from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE
 from ..tensor import Tensor
 from ._core import InferenceView, check_device, record
+from .aliases import MISSING, dim_alias, required
 from .conversion import CloneBackward
 from .late_views import LAZY, is_registered, register
-from .promotion import promoted_class_n, promoted_operands
+from .promotion import promote_types, promoted_class_n, promoted_operands, torch_name
 
 __all__ = [
     "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze", "expand", "expand_to",
@@ -282,10 +283,13 @@ def _resized(x: Tensor, shape: tuple[int, ...], cls: Any,
     return out
 
 
-def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+def squeeze(x: Tensor, dim: Any = None, *, axis: Any = None) -> Tensor:
     """A view of ``x`` without dimensions of size 1: all of them (``dim=None``,
     ``SqueezeBackward0``), or those among ``dim``, an int (``SqueezeBackward1``) or a tuple
-    (``SqueezeBackward2``); a named dimension of another size is kept."""
+    (``SqueezeBackward2``); a named dimension of another size is kept.
+    ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("squeeze", dim, axis)
     if not isinstance(x, Tensor):
         raise TypeError(f"squeeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
@@ -309,9 +313,11 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     return _resized(x, new, cls, drop)
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
+def unsqueeze(x: Tensor, dim: Any = MISSING, *, axis: Any = None) -> Tensor:
     """A view of ``x`` with a dimension of size 1 inserted at ``dim`` (in ``[-x.ndim - 1,
-    x.ndim]``), recording ``UnsqueezeBackward0``."""
+    x.ndim]``), recording ``UnsqueezeBackward0``. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("unsqueeze", dim_alias("unsqueeze", dim, axis, MISSING))
     if not isinstance(x, Tensor):
         raise TypeError(f"unsqueeze: expected a Tensor, got {type(x).__name__}")
     shape = x.shape
@@ -1006,10 +1012,16 @@ def _seq_operands(name: str, tensors: Any) -> list[Tensor]:
     return ts
 
 
-def cat(tensors: Any, dim: int = 0) -> Tensor:
+def cat(tensors: Any, dim: int = 0, *, out: Any = None, axis: Any = None) -> Tensor:
     """The tensors joined along the existing dimension ``dim`` (sizes must match in every other
     dimension; 0-d tensors are refused); mixed dtypes promote, as in PyTorch. Records
-    ``CatBackward0``, which splits the gradient back."""
+    ``CatBackward0``, which splits the gradient back.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if axis is not None or out is not None:
+        dim = dim_alias("cat", dim, axis, 0)
+        if out is not None:
+            return _out_join("cat", cat, tensors, dim, out)
     ts = _seq_operands("cat", tensors)
     for i, t in enumerate(ts):
         if t.ndim == 0:
@@ -1042,9 +1054,15 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
     return out
 
 
-def stack(tensors: Any, dim: int = 0) -> Tensor:
+def stack(tensors: Any, dim: int = 0, *, out: Any = None, axis: Any = None) -> Tensor:
     """The tensors (all of one shape) joined along a new dimension ``dim``, recording
-    ``StackBackward0``."""
+    ``StackBackward0``.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if axis is not None or out is not None:
+        dim = dim_alias("stack", dim, axis, 0)
+        if out is not None:
+            return _out_join("stack", stack, tensors, dim, out)
     ts = _seq_operands("stack", tensors)
     ref = ts[0].shape
     d = wrap_dim("stack", dim, len(ref) + 1)
@@ -1063,3 +1081,27 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
         else:
             record(promoted_class_n(StackBackward), out, tuple(ts), (), (), ((d, len(ts)), casts))
     return out
+
+
+def _out_join(name: str, join: Any, tensors: Any, dim: Any, out: Any) -> Tensor:
+    """``cat``/``stack`` written into ``out`` (``ops.inplace.write_out``); an ``out`` of a
+    lower kind than the inputs is refused with PyTorch's message."""
+    from .aliases import out_one
+
+    ts = tuple(tensors) if isinstance(tensors, (tuple, list)) else tensors
+    if isinstance(out, Tensor) and isinstance(ts, tuple) and ts and \
+            all(isinstance(t, Tensor) for t in ts):
+        res = ts[0].dtype
+        for t in ts[1:]:
+            res = promote_types(res, t.dtype)
+        if not _can_cast(res, out.dtype):
+            raise TypeError("torch.cat(): input types can't be cast to the desired output "
+                            f"type {torch_name(out.dtype)}")
+    return out_one(name, out, ts if isinstance(ts, tuple) else (), lambda: join(ts, dim))
+
+
+def _can_cast(src: Any, dst: Any) -> bool:
+    def kind(d: Any) -> int:
+        return 0 if d.name == "bool" else 2 if d.is_floating_point else 1
+
+    return kind(src) <= kind(dst)

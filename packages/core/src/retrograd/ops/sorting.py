@@ -19,6 +19,7 @@ from ..dtypes import int32, int64
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .aliases import dim_alias, out_pair
 from .declare import GRAPH_KERNELS, op
 from .reduction import _dim_int
 from .shape import wrap_dim
@@ -147,12 +148,18 @@ def _sort_args(name: str, x: Any, dim: Any, descending: Any, stable: Any) -> int
 
 
 @op("sort")
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = _UNSET
-         ) -> Any:
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = _UNSET,
+         *, out: Any = None, axis: Any = None) -> Any:
     """The named tuple ``(values, indices)`` of ``x`` sorted along ``dim``; NaN sorts as the
     largest value. The order is always stable (``stable`` is accepted for PyTorch's
     signature; given, the node is PyTorch's ``SortBackward1``); ``indices`` are int64 and carry
-    no gradient."""
+    no gradient.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if axis is not None or out is not None:
+        dim = dim_alias("sort", dim, axis, -1)
+        if out is not None:
+            return out_pair("sort", out, (x,), lambda: sort(x, dim, descending, stable))
     given = stable is not _UNSET
     a = _sort_args("sort", x, dim, descending, stable if given else None)
     values, indices = _ordered("sort", x, a, descending, None,
@@ -161,19 +168,28 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool | None
 
 
 @op("argsort", differentiable=False)
-def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
-            ) -> Tensor:
-    """The int64 indices that sort ``x`` along ``dim`` (``sort(...).indices``)."""
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False,
+            *, axis: Any = None) -> Tensor:
+    """The int64 indices that sort ``x`` along ``dim`` (``sort(...).indices``).
+    ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("argsort", dim, axis, -1)
     a = _sort_args("argsort", x, dim, descending, stable)
     return _ordered("argsort", x, a, descending, None, None)[1]
 
 
 @op("topk")
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
-         ) -> Any:
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True, *, out: Any = None, axis: Any = None) -> Any:  # noqa: A002
     """The named tuple ``(values, indices)`` of the ``k`` largest (``largest=False``:
     smallest) elements along ``dim``, largest first (smallest first); NaN counts as the
-    largest. The result is always in sorted order."""
+    largest. The result is always in sorted order.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if axis is not None or out is not None:
+        dim = dim_alias("topk", dim, axis, -1)
+        if out is not None:
+            return out_pair("topk", out, (x,), lambda: topk(x, k, dim, largest, sorted))
     _check_tensor("topk", x)
     kk = None if isinstance(k, bool) else _dim_int(k)
     if kk is None:

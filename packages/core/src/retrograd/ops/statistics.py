@@ -16,15 +16,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autograd.node import FormulaNode, _graph_ops, formula_node
-from ..dtypes import as_dtype, int64
+from ..dtypes import as_dtype, bool_, int64
 from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
 from ._core import record
+from .aliases import (
+    EXACT,
+    MISSING,
+    dim_alias,
+    keepdim_alias,
+    out_one,
+    out_pair,
+    out_same_dtype,
+    required,
+)
 from .declare import GRAPH_KERNELS, op
 from .elementwise import maximum, minimum
 from .promotion import cast_data, torch_name
-from .reduction import _NO_DIM, _axes, _dim_int, _expand_back, _keep_shape
+from .reduction import _MATCH, _NO_DIM, _axes, _dim_int, _expand_back, _keep_shape
 from .shape import wrap_dim
 
 __all__ = ["var", "std", "var_mean", "std_mean", "prod", "max", "min", "amin", "argmax",
@@ -243,10 +253,19 @@ def _variance(name: str, x: Any, dim: Any, unbiased: Any, keepdim: Any, correcti
 
 
 @op("var")
-def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
+def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None, out: Any = None, axis: Any = None,
+        keepdims: Any = None) -> Tensor:
     """The variance over ``dim`` (None: every dimension), dividing by ``N - correction``
-    (``correction`` defaults to 1; ``unbiased=False`` means 0)."""
+    (``correction`` defaults to 1; ``unbiased=False`` means 0).
+    ``axis``: NumPy's name for ``dim``; ``keepdims``, for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("var", dim, axis, None)
+        keepdim = keepdim_alias("var", keepdim, keepdims)
+        if out is not None:
+            return out_one("var", out, (x,), lambda: var(
+                x, dim, unbiased, keepdim, correction=correction))
     data, n, axes, denom, shape = _variance("var", x, dim, unbiased, keepdim, correction)
     out = _tensor(x.backend, data)
     if _grad.enabled and x._requires_grad:
@@ -256,10 +275,19 @@ def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
 
 
 @op("std")
-def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
+def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None, out: Any = None, axis: Any = None,
+        keepdims: Any = None) -> Tensor:
     """The standard deviation over ``dim``: the square root of ``var`` with the same
-    arguments."""
+    arguments.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("std", dim, axis, None)
+        keepdim = keepdim_alias("std", keepdim, keepdims)
+        if out is not None:
+            return out_one("std", out, (x,), lambda: std(
+                x, dim, unbiased, keepdim, correction=correction))
     data, n, axes, denom, shape = _variance("std", x, dim, unbiased, keepdim, correction)
     be = x.backend
     out = _tensor(be, be.ops.sqrt(data))
@@ -271,8 +299,13 @@ def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
 
 @op("var_mean")
 def var_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """``(var, mean)`` over ``dim``, from one backward node with two outputs."""
+             *, correction: float | None = None, axis: Any = None,
+             keepdims: Any = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim``, from one backward node with two outputs.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``."""
+    if axis is not None or keepdims is not None:
+        dim = dim_alias("var_mean", dim, axis, None)
+        keepdim = keepdim_alias("var_mean", keepdim, keepdims)
     data, n, axes, denom, shape = _variance("var_mean", x, dim, unbiased, keepdim, correction)
     be = x.backend
     v = _tensor(be, data)
@@ -285,8 +318,13 @@ def var_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: 
 
 @op("std_mean")
 def std_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
-    """``(std, mean)`` over ``dim``, from one backward node with two outputs."""
+             *, correction: float | None = None, axis: Any = None,
+             keepdims: Any = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim``, from one backward node with two outputs.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``."""
+    if axis is not None or keepdims is not None:
+        dim = dim_alias("std_mean", dim, axis, None)
+        keepdim = keepdim_alias("std_mean", keepdim, keepdims)
     data, n, axes, denom, shape = _variance("std_mean", x, dim, unbiased, keepdim, correction)
     be = x.backend
     s = _tensor(be, be.ops.sqrt(data))
@@ -350,6 +388,15 @@ def _prod(x: Tensor, axes: tuple[int, ...], keepdim: bool, cls: Any) -> Tensor:
     return out
 
 
+def _as_given(res: Tensor, dtype: Any) -> Tensor:
+    """``res`` in the ``dtype`` asked for: an integral dtype that the kernel accumulated in
+    int64 (no gradient) is cast back, as PyTorch computes in it."""
+    if dtype is None:
+        return res
+    dt = as_dtype(dtype)
+    return res if res.dtype is dt else Tensor(cast_data(res, dt), res.backend)
+
+
 def _cast_input(name: str, x: Tensor, dtype: Any, integral_to_long: bool = True) -> Tensor:
     """``x`` in ``dtype`` (a recorded cast), or an integer/bool ``x`` as int64 (PyTorch's
     accumulation type of the integral reductions)."""
@@ -366,16 +413,25 @@ def _cast_input(name: str, x: Tensor, dtype: Any, integral_to_long: bool = True)
 
 
 @op("prod")
-def prod(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def prod(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None,
+         out: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
     """The product of every element, or along the one dimension ``dim``; integer and bool
-    inputs give int64 unless ``dtype`` says otherwise."""
+    inputs give int64 unless ``dtype`` says otherwise.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("prod", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("prod", keepdim, keepdims)
+        if out is not None:
+            as_dt = dtype if dtype is not None else getattr(out, "dtype", None)
+            return out_one("prod", out, (x,), lambda: prod(x, dim, keepdim, dtype=as_dt))
     _check_tensor("prod", x)
     _check_keepdim("prod", keepdim)
     if dim is _NO_DIM:
         _no_keepdim_without_dim("prod", keepdim)
         x = _cast_input("prod", x, dtype)
         axes = tuple(range(x.ndim))
-        return _prod(x, axes, keepdim, ProdBackward0)
+        return _as_given(_prod(x, axes, keepdim, ProdBackward0), dtype)
     d = None if isinstance(dim, bool) else _dim_int(dim)
     if d is None:
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
@@ -384,7 +440,7 @@ def prod(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = N
                         "False, *, torch.dtype dtype = None)")
     a = wrap_dim("prod", d, x.ndim)
     x = _cast_input("prod", x, dtype)
-    return _prod(x, (a,) if x.ndim else (), keepdim, ProdBackward1)
+    return _as_given(_prod(x, (a,) if x.ndim else (), keepdim, ProdBackward1), dtype)
 
 
 # -- extremes --------------------------------------------------------------------------------
@@ -497,9 +553,19 @@ def _dim_extreme(name: str, x: Tensor, dim: Any, keepdim: Any) -> Any:
 
 
 @op("max")
-def max(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:  # noqa: A001
+def max(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None, axis: Any = None, keepdims: Any = None) -> Any:
     """The largest element (no ``dim``); with ``dim``, the named tuple ``(values, indices)``
-    along it; with a Tensor in place of ``dim``, the elementwise ``maximum``."""
+    along it; with a Tensor in place of ``dim``, the elementwise ``maximum``.
+    ``axis``: NumPy's name for ``dim``; ``keepdims``, for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("max", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("max", keepdim, keepdims)
+        if out is not None:
+            if dim is _NO_DIM or isinstance(dim, Tensor):
+                return out_one("max", out, (x, dim), lambda: max(x, dim))
+            return out_pair("max", out, (x,), lambda: max(x, dim, keepdim))
     _check_tensor("max", x)
     if isinstance(dim, Tensor):
         return maximum(x, dim)
@@ -510,9 +576,19 @@ def max(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:  # noqa: A
 
 
 @op("min")
-def min(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:  # noqa: A001
+def min(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None, axis: Any = None, keepdims: Any = None) -> Any:
     """The smallest element (no ``dim``); with ``dim``, the named tuple ``(values, indices)``
-    along it; with a Tensor in place of ``dim``, the elementwise ``minimum``."""
+    along it; with a Tensor in place of ``dim``, the elementwise ``minimum``.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("min", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("min", keepdim, keepdims)
+        if out is not None:
+            if dim is _NO_DIM or isinstance(dim, Tensor):
+                return out_one("min", out, (x, dim), lambda: min(x, dim))
+            return out_pair("min", out, (x,), lambda: min(x, dim, keepdim))
     _check_tensor("min", x)
     if isinstance(dim, Tensor):
         return minimum(x, dim)
@@ -523,9 +599,19 @@ def min(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:  # noqa: A
 
 
 @op("amin")
-def amin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def amin(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
+         axis: Any = None, keepdims: Any = None) -> Tensor:
     """The smallest value over ``dim`` (an int, a tuple, or None/``()``: every dimension);
-    the gradient is shared evenly among ties."""
+    the gradient is shared evenly among ties.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("amin", dim, axis, None)
+        keepdim = keepdim_alias("amin", keepdim, keepdims)
+        if out is not None:
+            if isinstance(x, Tensor):
+                out_same_dtype("amin", out, x.dtype, _MATCH)
+            return out_one("amin", out, (x,), lambda: amin(x, dim, keepdim))
     _check_tensor("amin", x)
     _check_keepdim("amin", keepdim)
     shape = tuple(x._data.shape)
@@ -569,16 +655,34 @@ def _arg_extreme(name: str, x: Any, dim: Any, keepdim: Any) -> Tensor:
 
 
 @op("argmax", differentiable=False)
-def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmax(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
+           axis: Any = None, keepdims: Any = None) -> Tensor:
     """The int64 index of the largest element along ``dim`` (None: of the flattened
-    tensor); the first one among ties, a NaN counting as the largest."""
+    tensor); the first one among ties, a NaN counting as the largest.
+    ``axis``: NumPy's name for ``dim``; ``keepdims``, for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("argmax", dim, axis, None)
+        keepdim = keepdim_alias("argmax", keepdim, keepdims)
+        if out is not None:
+            out_same_dtype("argmax", out, int64, EXACT)
+            return out_one("argmax", out, (x,), lambda: argmax(x, dim, keepdim))
     return _arg_extreme("argmax", x, dim, keepdim)
 
 
 @op("argmin", differentiable=False)
-def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmin(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
+           axis: Any = None, keepdims: Any = None) -> Tensor:
     """The int64 index of the smallest element along ``dim`` (None: of the flattened
-    tensor); the first one among ties, a NaN counting as the smallest."""
+    tensor); the first one among ties, a NaN counting as the smallest.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("argmin", dim, axis, None)
+        keepdim = keepdim_alias("argmin", keepdim, keepdims)
+        if out is not None:
+            out_same_dtype("argmin", out, int64, EXACT)
+            return out_one("argmin", out, (x,), lambda: argmin(x, dim, keepdim))
     return _arg_extreme("argmin", x, dim, keepdim)
 
 
@@ -623,16 +727,36 @@ def _median(name: str, x: Any, dim: Any, keepdim: Any) -> Any:
 
 
 @op("median")
-def median(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:
+def median(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *,
+           out: Any = None, axis: Any = None, keepdims: Any = None) -> Any:
     """The lower median of every element (NaN if any is NaN; its gradient shared among the
-    elements equal to it); with ``dim``, the named tuple ``(values, indices)`` along it."""
+    elements equal to it); with ``dim``, the named tuple ``(values, indices)`` along it.
+    ``axis``: NumPy's name for ``dim``; ``keepdims``, for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("median", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("median", keepdim, keepdims)
+        if out is not None:
+            if dim is _NO_DIM:
+                return out_one("median", out, (x,), lambda: median(x))
+            return out_pair("median", out, (x,), lambda: median(x, dim, keepdim))
     return _median("median", x, dim, keepdim)
 
 
 @op("nanmedian")
-def nanmedian(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:
+def nanmedian(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *,
+           out: Any = None, axis: Any = None, keepdims: Any = None) -> Any:
     """``median`` ignoring NaNs (NaN only where every element is); with ``dim``, the named
-    tuple ``(values, indices)`` along it."""
+    tuple ``(values, indices)`` along it.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("nanmedian", dim, axis, _NO_DIM)
+        keepdim = keepdim_alias("nanmedian", keepdim, keepdims)
+        if out is not None:
+            if dim is _NO_DIM:
+                return out_one("nanmedian", out, (x,), lambda: nanmedian(x))
+            return out_pair("nanmedian", out, (x,), lambda: nanmedian(x, dim, keepdim))
     return _median("nanmedian", x, dim, keepdim)
 
 
@@ -648,20 +772,42 @@ def _truth(name: str, x: Any, dim: Any, keepdim: Any) -> Tensor:
 
 
 @op("all", differentiable=False)
-def all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether every element is nonzero, over ``dim`` (None: every dimension); bool."""
+def all(x: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
+    """Whether every element is nonzero, over ``dim`` (None: every dimension); bool.
+    ``axis``: NumPy's name for ``dim``; ``keepdims``, for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("all", dim, axis, None)
+        keepdim = keepdim_alias("all", keepdim, keepdims)
+        if out is not None:
+            out_same_dtype("all", out, bool_,
+                           "all only supports bool tensor for result, got: {Out}")
+            return out_one("all", out, (x,), lambda: all(x, dim, keepdim))
     return _truth("all", x, dim, keepdim)
 
 
 @op("any", differentiable=False)
-def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether some element is nonzero, over ``dim`` (None: every dimension); bool."""
+def any(x: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor:
+    """Whether some element is nonzero, over ``dim`` (None: every dimension); bool.
+    ``axis``: NumPy's name for ``dim``; ``keepdims`` for ``keepdim``. ``out``: the result
+    written into that tensor (``ops.inplace.write_out``)."""
+    if axis is not None or keepdims is not None or out is not None:
+        dim = dim_alias("any", dim, axis, None)
+        keepdim = keepdim_alias("any", keepdim, keepdims)
+        if out is not None:
+            out_same_dtype("any", out, bool_,
+                           "any only supports bool tensor for result, got: {Out}")
+            return out_one("any", out, (x,), lambda: any(x, dim, keepdim))
     return _truth("any", x, dim, keepdim)
 
 
 @op("count_nonzero", differentiable=False)
-def count_nonzero(x: Tensor, dim: Any = None) -> Tensor:
-    """The number of nonzero elements over ``dim`` (an int, a tuple, None: all); int64."""
+def count_nonzero(x: Tensor, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """The number of nonzero elements over ``dim`` (an int, a tuple, None: all); int64.
+    ``axis``: NumPy's name for ``dim``."""
+    dim = dim_alias("count_nonzero", dim, axis)
     _check_tensor("count_nonzero", x)
     shape = tuple(x._data.shape)
     axes = _axes_of("count_nonzero", dim, len(shape))
@@ -792,9 +938,17 @@ def _cumulative(name: str, x: Any, dim: Any, dtype: Any) -> tuple[Tensor, int]:
 
 
 @op("cumsum")
-def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(x: Tensor, dim: Any = MISSING, *, dtype: Any = None, out: Any = None,
+           axis: Any = None) -> Tensor:
     """The running sum along ``dim``; integer and bool inputs give int64 unless ``dtype``
-    says otherwise."""
+    says otherwise.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if dim is MISSING or axis is not None or out is not None:
+        dim = required("cumsum", dim_alias("cumsum", dim, axis, MISSING))
+        if out is not None:
+            as_dt = dtype if dtype is not None else getattr(out, "dtype", None)
+            return out_one("cumsum", out, (x,), lambda: cumsum(x, dim, dtype=as_dt))
     x, a = _cumulative("cumsum", x, dim, dtype)
     be = x.backend
     out = _tensor(be, be.ops.cumsum(x._data, a))
@@ -804,9 +958,17 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 
 @op("cumprod")
-def cumprod(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumprod(x: Tensor, dim: Any = MISSING, *, dtype: Any = None, out: Any = None,
+           axis: Any = None) -> Tensor:
     """The running product along ``dim``; integer and bool inputs give int64 unless
-    ``dtype`` says otherwise."""
+    ``dtype`` says otherwise.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if dim is MISSING or axis is not None or out is not None:
+        dim = required("cumprod", dim_alias("cumprod", dim, axis, MISSING))
+        if out is not None:
+            as_dt = dtype if dtype is not None else getattr(out, "dtype", None)
+            return out_one("cumprod", out, (x,), lambda: cumprod(x, dim, dtype=as_dt))
     x, a = _cumulative("cumprod", x, dim, dtype)
     be = x.backend
     ops = be.ops
@@ -835,9 +997,16 @@ def _logcumsumexp(x: Tensor, a: int, reverse: bool) -> Tensor:
 
 
 @op("logcumsumexp")
-def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+def logcumsumexp(x: Tensor, dim: Any = MISSING, *, out: Any = None,
+                 axis: Any = None) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow or underflow of the
-    early terms; floating-point inputs only."""
+    early terms; floating-point inputs only.
+    ``axis``: NumPy's name for ``dim``. ``out``: the result written into that tensor
+    (``ops.inplace.write_out``)."""
+    if dim is MISSING or axis is not None or out is not None:
+        dim = required("logcumsumexp", dim_alias("logcumsumexp", dim, axis, MISSING))
+        if out is not None:
+            return out_one("logcumsumexp", out, (x,), lambda: logcumsumexp(x, dim))
     _check_tensor("logcumsumexp", x)
     d = None if isinstance(dim, bool) else _dim_int(dim)
     if d is None:

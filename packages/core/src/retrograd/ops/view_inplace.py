@@ -202,7 +202,7 @@ def _copy_slices_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tup
     return (attrs.zero(F, g) if needs[0] else None, attrs.view(F, g) if needs[1] else None)
 
 
-CopySlices = formula_node("CopySlices", _copy_slices_rule)
+CopySlices = formula_node("torch::autograd::CopySlices", _copy_slices_rule)
 
 
 def _graph_ops() -> Any:

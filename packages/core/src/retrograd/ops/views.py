@@ -24,6 +24,7 @@ from ..grad_mode import _state as _grad
 from ..inference_mode import INFERENCE, INPLACE_ERROR
 from ..tensor import Tensor
 from ._core import edge_of, record
+from .aliases import MISSING, dim_alias, required
 from .declare import op
 from .shape import (
     SelectBackward,
@@ -78,10 +79,16 @@ def _start_arg(start: Any) -> int:
 
 
 @op("narrow")
-def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
+def narrow(x: Tensor, dim: Any = MISSING, start: Any = MISSING, length: Any = MISSING, *,
+           axis: Any = None
+           ) -> Tensor:
     """The ``length`` elements of ``x`` from ``start`` along ``dim``, as a view
     (``SliceBackward0``). ``start`` may be negative (counted from the end) or a 0-d integer
-    tensor."""
+    tensor. ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("narrow", dim_alias("narrow", dim, axis, MISSING))
+    required("narrow", start, "start")
+    required("narrow", length, "length")
     _check("narrow", x)
     if x.ndim == 0:
         raise RetrogradError("narrow() cannot be applied to a 0-dim tensor.")
@@ -110,9 +117,13 @@ def _slice_view(x: Tensor, d: int, lo: int, hi: int) -> Tensor:
 
 
 @op("select")
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def select(x: Tensor, dim: Any = MISSING, index: Any = MISSING, *, axis: Any = None
+           ) -> Tensor:
     """``x`` at ``index`` along ``dim``, that dimension removed, as a view
-    (``SelectBackward0``)."""
+    (``SelectBackward0``). ``axis``: NumPy's name for ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("select", dim_alias("select", dim, axis, MISSING))
+    required("select", index, "index")
     _check("select", x)
     if x.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -235,9 +246,11 @@ def _multi_views(x: Tensor, keys: list[tuple[Any, ...]], cls: Any, attrs: Any,
 
 
 @op("unbind")
-def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+def unbind(x: Tensor, dim: int = 0, *, axis: Any = None) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``dim``, that dimension removed: a tuple of views, the
-    outputs of one ``UnbindBackward0`` node."""
+    outputs of one ``UnbindBackward0`` node. ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("unbind", dim, axis, 0)
     _check("unbind", x)
     if x.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -321,23 +334,33 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
 
 
 @op("split_with_sizes")
-def split_with_sizes(x: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def split_with_sizes(x: Tensor, split_sizes: Any, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
     """``x`` cut along ``dim`` into pieces of the sizes listed (they must add up to the
-    dimension's size): views, the outputs of one ``SplitWithSizesBackward0`` node."""
+    dimension's size): views, the outputs of one ``SplitWithSizesBackward0`` node.
+    ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("split_with_sizes", dim, axis, 0)
     return _split_with_sizes(x, split_sizes, _split_dim("split_with_sizes", x, dim), True)
 
 
 @op("unsafe_split")
-def unsafe_split(x: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def unsafe_split(x: Tensor, split_size: Any, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
     """``split`` whose outputs are no views for autograd (they share ``x``'s memory): they
-    may be changed in place; ``UnsafeSplitBackward0``."""
+    may be changed in place; ``UnsafeSplitBackward0``. ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("unsafe_split", dim, axis, 0)
     return _split(x, split_size, dim, False)
 
 
 @op("unsafe_split_with_sizes")
-def unsafe_split_with_sizes(x: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def unsafe_split_with_sizes(x: Tensor, split_sizes: Any, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
     """``split_with_sizes`` whose outputs are no views for autograd (they share ``x``'s
-    memory); ``UnsafeSplitWithSizesBackward0``."""
+    memory); ``UnsafeSplitWithSizesBackward0``. ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("unsafe_split_with_sizes", dim, axis, 0)
     return _split_with_sizes(x, split_sizes,
                              _split_dim("unsafe_split_with_sizes", x, dim), False)
 
@@ -358,23 +381,33 @@ def _chunk(name: str, x: Tensor, chunks: Any, dim: Any, safe: bool) -> tuple[Ten
 
 
 @op("chunk")
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+def chunk(x: Tensor, chunks: int, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
     """``x`` cut along ``dim`` into at most ``chunks`` pieces of ``ceil(n / chunks)``
-    elements: ``split`` with that size (``SplitBackward0``)."""
+    elements: ``split`` with that size (``SplitBackward0``). ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("chunk", dim, axis, 0)
     return _chunk("chunk", x, chunks, dim, True)
 
 
 @op("unsafe_chunk")
-def unsafe_chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """``chunk`` whose outputs are no views for autograd (``UnsafeSplitBackward0``)."""
+def unsafe_chunk(x: Tensor, chunks: int, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
+    """``chunk`` whose outputs are no views for autograd (``UnsafeSplitBackward0``).
+    ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("unsafe_chunk", dim, axis, 0)
     return _chunk("unsafe_chunk", x, chunks, dim, False)
 
 
 @op("tensor_split")
-def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0, *, axis: Any = None
+        ) -> tuple[Tensor, ...]:
     """``x`` cut along ``dim`` into ``indices_or_sections`` nearly equal pieces (the first
     ``n % sections`` one longer), or at the indices listed: independent slice views
-    (``SliceBackward0`` each, as PyTorch's)."""
+    (``SliceBackward0`` each, as PyTorch's). ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("tensor_split", dim, axis, 0)
     _check("tensor_split", x)
     if x.ndim == 0:
         raise RetrogradError("tensor_split expected at least a 1-dimensional tensor, but got "
@@ -673,8 +706,11 @@ def t_(x: Tensor) -> Tensor:
 
 
 @op("squeeze_", differentiable=False)
-def squeeze_(x: Tensor, dim: Any = None) -> Tensor:
-    """``x.squeeze(dim)`` in place (``SqueezeBackward3``/``4``/``5``)."""
+def squeeze_(x: Tensor, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """``x.squeeze(dim)`` in place (``SqueezeBackward3``/``4``/``5``).
+    ``axis``: NumPy's name for ``dim``."""
+    if axis is not None:
+        dim = dim_alias("squeeze_", dim, axis)
     _check("squeeze_", x)
     shape = x.shape
     if dim is None:
@@ -697,8 +733,11 @@ def squeeze_(x: Tensor, dim: Any = None) -> Tensor:
 
 
 @op("unsqueeze_", differentiable=False)
-def unsqueeze_(x: Tensor, dim: int) -> Tensor:
-    """``x.unsqueeze(dim)`` in place (``UnsqueezeBackward1``)."""
+def unsqueeze_(x: Tensor, dim: Any = MISSING, *, axis: Any = None) -> Tensor:
+    """``x.unsqueeze(dim)`` in place (``UnsqueezeBackward1``). ``axis``: NumPy's name for
+    ``dim``."""
+    if dim is MISSING or axis is not None:
+        dim = required("unsqueeze_", dim_alias("unsqueeze_", dim, axis, MISSING))
     _check("unsqueeze_", x)
     shape = x.shape
     d = wrap_dim("unsqueeze_", dim, len(shape) + 1)
