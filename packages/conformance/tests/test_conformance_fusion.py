@@ -68,7 +68,7 @@ def test_every_activation_bias_and_path_has_a_case():
     assert len(set(ids)) == len(ids)
     assert not set(ids) & {c.id for c in SEMANTICS_CASES}, "ids clash with the semantics cases"
     for case in FUSION_FAMILY:
-        assert case.group in ("fusion", "kernels") and case.title and case.checks, case.id
+        assert case.group in ("fusion", "kernels", "models") and case.title and case.checks, case.id
         assert " " not in case.id and "[" not in case.id, case.id
         assert set(case.dtypes) <= {"float32", "float64"}, case.id
 

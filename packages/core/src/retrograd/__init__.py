@@ -106,6 +106,7 @@ from .ops import (
     zeros,
     zeros_like,
 )
+from .serialization import load, save
 from .tensor import Tensor
 from .warn_always import is_warn_always_enabled, set_warn_always
 
@@ -131,6 +132,7 @@ globals().update(_declared_functions())
 __version__ = "0.1.0"
 
 __all__ = [
+    "save", "load",
     "DTypeError", "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
     "allclose",
     "ShapeError",

@@ -9,8 +9,13 @@ import dataclasses
 from . import (
     entries_activations,
     entries_arithmetic,
+    entries_attention,
+    entries_conv,
     entries_indexing,
     entries_layout,
+    entries_losses,
+    entries_nn_extras,
+    entries_normalization,
     entries_numeric,
     entries_pointwise,
     entries_products,
@@ -246,7 +251,9 @@ ENTRIES += (entries_views.ENTRIES + entries_statistics.ENTRIES + entries_pointwi
             + entries_sorting.ENTRIES + entries_indexing.ENTRIES + entries_layout.ENTRIES
             + entries_products.ENTRIES + entries_activations.ENTRIES
             + entries_arithmetic.ENTRIES + entries_random.ENTRIES
-            + entries_selection.ENTRIES + entries_rearrange.ENTRIES + entries_numeric.ENTRIES)
+            + entries_selection.ENTRIES + entries_rearrange.ENTRIES + entries_numeric.ENTRIES
+            + entries_conv.ENTRIES + entries_normalization.ENTRIES + entries_losses.ENTRIES
+            + entries_attention.ENTRIES + entries_nn_extras.ENTRIES)
 
 #: PyTorch's other names of an op (``multiply`` for ``mul`` ...): each is an alias of the op's
 #: entry and runs through a copy of its first sample

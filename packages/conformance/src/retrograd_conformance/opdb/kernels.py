@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from .entries_activations import KERNEL_ROWS as _ACTIVATIONS
 from .entries_arithmetic import KERNEL_ROWS as _ARITHMETIC
+from .entries_attention import KERNEL_ROWS as _ATTENTION
+from .entries_conv import KERNEL_ROWS as _CONV
 from .entries_indexing import KERNEL_ROWS as _INDEXING
 from .entries_layout import KERNEL_ROWS as _LAYOUT
+from .entries_losses import KERNEL_ROWS as _LOSSES
+from .entries_nn_extras import KERNEL_ROWS as _NN_EXTRAS
+from .entries_normalization import KERNEL_ROWS as _NORMALIZATION
 from .entries_numeric import KERNEL_ROWS as _NUMERIC
 from .entries_products import KERNEL_ROWS as _PRODUCTS
 from .entries_random import KERNEL_ROWS as _RANDOM
@@ -134,6 +139,11 @@ KERNELS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     **_SELECTION,
     **_REARRANGE,
     **_NUMERIC,
+    **_CONV,
+    **_NORMALIZATION,
+    **_LOSSES,
+    **_ATTENTION,
+    **_NN_EXTRAS,
 }
 
 

@@ -1170,8 +1170,13 @@ def build_sweeps() -> tuple[SweepInfo, ...]:
     from . import (
         entries_activations,
         entries_arithmetic,
+        entries_attention,
+        entries_conv,
         entries_indexing,
         entries_layout,
+        entries_losses,
+        entries_nn_extras,
+        entries_normalization,
         entries_numeric,
         entries_products,
         entries_random,
@@ -1183,7 +1188,8 @@ def build_sweeps() -> tuple[SweepInfo, ...]:
 
     families = [entries_sorting, entries_indexing, entries_layout, entries_products,
                 entries_activations, entries_arithmetic, entries_random,
-                entries_selection, entries_rearrange, entries_numeric]
+                entries_selection, entries_rearrange, entries_numeric, entries_conv,
+                entries_normalization, entries_losses, entries_attention, entries_nn_extras]
     rows = (_sizes_rows() + sizes_rows() + [r for f in families for r in f.sizes_rows()]
             + _layouts_rows()
             + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())

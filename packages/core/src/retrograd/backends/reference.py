@@ -21,8 +21,12 @@ from typing import Any
 from . import (
     kernels_activations,
     kernels_arithmetic,
+    kernels_attention,
+    kernels_conv,
     kernels_indexing,
     kernels_layout,
+    kernels_losses,
+    kernels_normalization,
     kernels_numeric,
     kernels_pointwise,
     kernels_products,
@@ -472,7 +476,8 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting,
                    kernels_indexing, kernels_layout, kernels_products, kernels_activations,
                    kernels_arithmetic, kernels_random, kernels_selection,
-                   kernels_rearrange, kernels_numeric):
+                   kernels_rearrange, kernels_numeric, kernels_conv, kernels_normalization,
+                   kernels_losses, kernels_attention):
         table.update(family.kernels(xp))
     bind_composites(table, SimpleNamespace(**table))
     return table

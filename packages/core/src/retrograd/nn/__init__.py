@@ -1,6 +1,6 @@
 """``retrograd.nn``: modules (``Linear``, ``Sequential`` ...) and ``functional``."""
 
-from . import functional
+from . import functional, init, utils
 
 try:
     from .modules import *  # noqa: F403
@@ -8,4 +8,4 @@ try:
 except ImportError:  # pragma: no cover - only while modules.py is being written
     _modules_all = []
 
-__all__ = ["functional", *_modules_all]
+__all__ = ["functional", "init", "utils", *_modules_all]

@@ -7,22 +7,40 @@ initialisation, importable as ``retrograd.nn.init``).
 
 from __future__ import annotations
 
-from .container import Sequential
-from .layers import Flatten, Identity, Linear, ReLU, Sigmoid, Tanh
-from .loss import CrossEntropyLoss, MSELoss
+from . import attention as _attention
+from . import container as _container
+from . import conv as _conv
+from . import dropout as _dropout
+from . import extras as _extras
+from . import layers as _layers
+from . import loss as _loss
+from . import normalization as _normalization
+from . import sparse as _sparse
+from . import transformer as _transformer
+from .attention import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .extras import *  # noqa: F403
+from .layers import *  # noqa: F403
+from .loss import *  # noqa: F403
 from .module import Module
+from .normalization import *  # noqa: F403
 from .parameter import Parameter
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
 
 __all__ = [
     "Module",
     "Parameter",
-    "Linear",
-    "ReLU",
-    "Tanh",
-    "Sigmoid",
-    "Sequential",
-    "Identity",
-    "Flatten",
-    "MSELoss",
-    "CrossEntropyLoss",
+    *_layers.__all__,
+    *_container.__all__,
+    *_loss.__all__,
+    *_conv.__all__,
+    *_normalization.__all__,
+    *_attention.__all__,
+    *_sparse.__all__,
+    *_dropout.__all__,
+    *_extras.__all__,
+    *_transformer.__all__,
 ]

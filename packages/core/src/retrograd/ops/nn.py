@@ -132,8 +132,7 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _check_reduction(name: str, reduction: Any) -> None:
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction ({name}: 'mean', "
-                         "'sum' or 'none')")
+        raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def _check_tensors(name: str, input: Any, target: Any) -> None:  # noqa: A002
@@ -143,26 +142,42 @@ def _check_tensors(name: str, input: Any, target: Any) -> None:  # noqa: A002
                             f"{type(v).__name__}")
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Mean (or sum / none) negative log-likelihood of integer class targets under
-    softmax(input). ``input`` is (N, C) logits, ``target`` (N,) int64 class indices; or
-    ``input`` (C,) and a 0-d ``target``. Checked in PyTorch's order, with its words.
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """The negative log-likelihood of ``target`` under ``softmax(input)`` along the class
+    dimension (1; 0 for a ``(C,)`` input), reduced. ``target`` holds class indices (int64, the
+    input's shape without the class dimension) or, when it has the input's shape, class
+    probabilities (floating). ``weight`` (C,) weighs each class (the mean divides by the
+    total weight of the kept targets); a target equal to ``ignore_index`` is left out;
+    ``label_smoothing`` mixes the target with the uniform distribution. Checked in PyTorch's
+    order, with its words. ``size_average``/``reduce``: PyTorch's deprecated flags.
+
+    The plain case -- class indices of an ``(N, C)`` or ``(C,)`` input, no weight, no
+    smoothing, the default ``ignore_index`` and no target equal to it -- is one fused
+    ``CrossEntropyLossBackward0`` node (E12); every other case is PyTorch's own graph,
+    ``NllLossBackward0`` (``NllLoss2DBackward0`` for 4-d inputs) over ``LogSoftmaxBackward0``.
 
     A target outside ``[0, C)`` raises ``IndexError("Target 5 is out of bounds. ...")`` (the
-    first bad one); -100, PyTorch's default ``ignore_index``, is not supported
-    (NotImplementedError). The check is the backend's ``check_class_targets`` kernel: on
-    ``cpu`` it raises here; on ``cuda`` it runs on the device without a sync, and the error is
-    raised at the next sync point (``.item()``, ``.numpy()``/``.tolist()``/printing,
-    ``.to("cpu")``, ``synchronize()``), not by this call."""
-    _check_reduction("cross_entropy", reduction)
+    first bad one). In the plain case the check is the backend's ``check_class_targets``
+    kernel: on ``cpu`` it raises here; on ``cuda`` it runs on the device without a sync, and
+    the error is raised at the next sync point (``.item()``, ``.numpy()``/``.tolist()``/
+    printing, ``.to("cpu")``, ``synchronize()``), not by this call."""
+    from .losses import resolve_reduction
+
+    reduction = resolve_reduction(reduction, size_average, reduce)
     _check_tensors("cross_entropy", input, target)
     if input.shape == target.shape:  # PyTorch reads this as class probabilities
         if not target.dtype.is_floating_point:
             raise DTypeError("Expected floating point type for target with class probabilities, "
                              f"got {torch_name(target.dtype)} (cross_entropy: a target of the "
                              "input's shape holds probabilities)")
-        raise NotImplementedError("cross_entropy: class-probability targets (a floating target "
-                                  "of the input's shape) are not supported; pass class indices")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _ce_probabilities(input, target, weight, reduction, label_smoothing)
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if _not_floating(input):
         raise _no_kernel("log_softmax_lastdim_kernel_impl", input.dtype)
     check_device("cross_entropy", input, target)
@@ -173,9 +188,9 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
         got = target.shape[0] if target.ndim else "none: a 0-d target"
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({got}).")
-    if input.ndim > 2:
-        raise NotImplementedError(f"cross_entropy: inputs of more than 2 dimensions (N, C, d1, "
-                                  f"...) are not supported; got shape {tuple(input.shape)}")
+    if input.ndim > 2 or weight is not None or label_smoothing > 0.0 or \
+            ignore_index != _IGNORE_INDEX:
+        return _ce_composed(input, target, weight, ignore_index, reduction, label_smoothing)
     if target.ndim > 1:
         raise ShapeError(f"0D or 1D target tensor expected, multi-target not supported "
                          f"(cross_entropy: target of shape {tuple(target.shape)})")
@@ -189,12 +204,17 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
     # PyTorch's bounds check of the class indices ("Target 5 is out of bounds." for the first
     # bad one, in order) as a backend kernel: the targets are not copied to the host here. A
     # host backend raises now; a device backend may check on the device and raise at its next
-    # sync point (cuda: docs/vendors.md, retrograd_cuda.kernels.targets).
-    be.ops.check_class_targets(target._data, input.shape[-1])
+    # sync point (cuda: docs/vendors.md, retrograd_cuda.kernels.targets). A target equal to the
+    # default ignore_index is refused by the kernel (NotImplementedError): such a batch takes
+    # PyTorch's graph, which leaves those samples out.
+    try:
+        be.ops.check_class_targets(target._data, input.shape[-1])
+    except NotImplementedError:
+        return _ce_composed(input, target, weight, ignore_index, reduction, label_smoothing)
     if input.ndim == 1:
         from .shape import reshape, unsqueeze
 
-        out = cross_entropy(unsqueeze(input, 0), reshape(target, (1,)), reduction)
+        out = cross_entropy(unsqueeze(input, 0), reshape(target, (1,)), reduction=reduction)
         return out if reduction != "none" else reshape(out, ())
     loss, logp = be.ops.cross_entropy_forward(input._data, target._data, reduction)
     if type(loss) is not be.array_type:
@@ -206,6 +226,97 @@ def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Ten
         record(CrossEntropyBackward, out, (input,), (input._data, logp, target._data),
                (input, None, target), reduction)
     return out
+
+
+#: PyTorch's default ``ignore_index``
+_IGNORE_INDEX = -100
+
+
+def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """``weight`` (C,) shaped to broadcast along ``class_dim`` of an ``ndim``-d input."""
+    from .shape import reshape
+
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return reshape(weight, tuple(shape))
+
+
+def _ce_composed(input: Tensor, target: Tensor, weight: Any, ignore_index: int,  # noqa: A002
+                 reduction: str, label_smoothing: float) -> Tensor:
+    """PyTorch's ``cross_entropy`` for class indices: ``nll_loss_nd(log_softmax(input))``,
+    mixed with the uniform distribution's loss when ``label_smoothing`` > 0."""
+    from .elementwise import add, div, eq, mul, neg, where
+    from .losses import nll_loss_nd, scalar_op
+    from .reduction import sum
+
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, class_dim)
+    nll = nll_loss_nd(logp, target, weight, ignore_index, reduction)
+    if label_smoothing <= 0.0:
+        return nll
+    n_classes = input.shape[class_dim]
+    ignored = eq(target, ignore_index)
+    if weight is not None:
+        smooth = neg(sum(mul(logp, _class_weight(weight, input.ndim, class_dim)), class_dim))
+    else:
+        smooth = neg(sum(logp, class_dim))
+    smooth = where(ignored, 0.0, smooth)
+    if reduction == "mean":
+        from ..grad_mode import no_grad
+
+        with no_grad():
+            if weight is not None:
+                safe = where(ignored, 0, target)
+                den = sum(where(ignored, 0.0, weight[safe]))
+            else:
+                den = sum(eq(ignored, False))
+        ret = div(sum(smooth), den)
+    elif reduction == "sum":
+        ret = sum(smooth)
+    else:
+        ret = smooth
+    return add(scalar_op(nll, 1 - label_smoothing, False),
+               scalar_op(ret, label_smoothing / n_classes, False))
+
+
+def _ce_probabilities(input: Tensor, target: Tensor, weight: Any,  # noqa: A002
+                      reduction: str, label_smoothing: float) -> Tensor:
+    """PyTorch's ``cross_entropy`` for class probabilities: ``-(log_softmax(input) * target
+    * weight)`` summed over the classes, reduced (the mean divides by ``numel / C``)."""
+    from .elementwise import add, mul, neg
+    from .losses import scalar_op
+    from .reduction import sum
+
+    if _not_floating(input):
+        raise _no_kernel("log_softmax_lastdim_kernel_impl", input.dtype)
+    check_device("cross_entropy", input, target)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0) (cross_entropy: the input holds "
+                         "(N, C) or (C,) logits)")
+    class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"[{', '.join(str(d) for d in weight.shape)}]")
+    logp = log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing}")
+        target = add(mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = mul(logp, target)
+    if weight is not None:
+        prod = mul(prod, _class_weight(weight, input.ndim, class_dim))
+    if reduction == "none":
+        return neg(sum(prod, class_dim))
+    total = neg(sum(prod))
+    if reduction == "sum":
+        return total
+    numel = 1
+    for d in input.shape:
+        numel *= d
+    return scalar_op(total, numel / n_classes if numel else float("nan"), True)
 
 
 def _mse_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, Any]:
@@ -221,12 +332,28 @@ def _mse_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any, 
 MseLossBackward = formula_node("MseLossBackward0", _mse_rule, arity=2)
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
     """``(input - target) ** 2``, reduced: one MseLossBackward0 node, as in PyTorch. Mixed
     dtypes promote as the subtraction does; a target of another shape warns and broadcasts
     (PyTorch's UserWarning), and both are saved: changing either in place before the
-    backward raises VersionMismatch."""
+    backward raises VersionMismatch. ``weight`` (the input's shape) weighs each squared error,
+    as PyTorch's composition (``pow``, ``mul``; the mean divides by the weights' sum).
+    ``size_average``/``reduce``: PyTorch's deprecated flags."""
     _check_tensors("mse_loss", input, target)
+    if size_average is not None or reduce is not None:
+        from .losses import resolve_reduction
+
+        reduction = resolve_reduction(reduction, size_average, reduce)
+    if weight is not None:
+        from .elementwise import pow as pow_
+        from .elementwise import sub
+        from .losses import _broadcast, _size_warning, _weighted
+
+        _size_warning(input, target)
+        x, t = _broadcast("mse_loss", input, target)
+        return _weighted("mse_loss", pow_(sub(x, t), 2), weight, input.shape, reduction, True)
     _check_reduction("mse_loss", reduction)
     if input.shape != target.shape:
         from .elementwise import broadcast_mismatch, broadcast_shape

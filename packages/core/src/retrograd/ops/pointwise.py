@@ -456,21 +456,34 @@ _K_BETA = math.sqrt(2.0 / math.pi)
 _K_KAPPA = 0.044715
 
 
-def _gelu_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
-    """PyTorch's ``gelu_backward``: exact, ``g * (cdf + x * pdf)``; ``tanh``, the
-    derivative of ``0.5 x (1 + tanh(k (x + 0.044715 x^3)))``."""
-    (x,) = saved
-    if attrs == "none":
+def _gelu_derivative(F: Any, g: Any, x: Any, approximate: str) -> Any:
+    """PyTorch's ``gelu_backward`` as a formula against ``F``: exact, ``g * (cdf + x *
+    pdf)``; ``tanh``, the derivative of ``0.5 x (1 + tanh(k (x + 0.044715 x^3)))``."""
+    if approximate == "none":
         cdf = F.mul(F.add(F.erf(F.mul(x, _SQRT1_2)), 1.0), 0.5)
         pdf = F.mul(F.exp(F.mul(F.mul(x, x), -0.5)), _INV_SQRT_2PI)
-        return (F.mul(g, F.add(cdf, F.mul(x, pdf))),)
+        return F.mul(g, F.add(cdf, F.mul(x, pdf)))
     x_sq = F.mul(x, x)
     inner = F.mul(F.add(x, F.mul(F.mul(x_sq, x), _K_KAPPA)), _K_BETA)
     t = F.tanh(inner)
     left_derivative = F.mul(F.add(t, 1.0), 0.5)
     right_derivative = F.mul(F.mul(F.mul(x, 0.5), F.sub(1.0, F.mul(t, t))),
                              F.mul(F.add(F.mul(x_sq, 3.0 * _K_KAPPA), 1.0), _K_BETA))
-    return (F.mul(g, F.add(left_derivative, right_derivative)),)
+    return F.mul(g, F.add(left_derivative, right_derivative))
+
+
+def _graph_gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
+    """``gelu_backward`` on tensors (``GRAPH_F``'s): the formula on differentiable ops, so
+    that the gradient can be differentiated again."""
+    from .graph_namespace import GRAPH_F
+
+    return _gelu_derivative(GRAPH_F, g, x, approximate)  # type: ignore[no-any-return]
+
+
+def _gelu_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any]:
+    """PyTorch's ``gelu_backward`` (``attrs``: the form): one ``gelu_backward`` kernel in the
+    walk, the differentiable formula under ``create_graph``."""
+    return (F.gelu_backward(g, saved[0], attrs),)
 
 
 GeluBackward = formula_node("GeluBackward0", _gelu_rule, arity=1)
@@ -607,5 +620,6 @@ def _elu(x: Tensor, alpha: float, saves_result: bool) -> Tensor:
     return out
 
 
-_OPS: dict[str, Any] = {"cosh": cosh, "sinh": sinh, "rsqrt": rsqrt, "erf": erf}
+_OPS: dict[str, Any] = {"cosh": cosh, "sinh": sinh, "rsqrt": rsqrt, "erf": erf,
+                        "gelu_backward": _graph_gelu_backward}
 GRAPH_KERNELS.update(_OPS)  # put in GRAPH_F: see ops.declare

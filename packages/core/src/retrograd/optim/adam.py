@@ -1,28 +1,33 @@
-"""Adam and AdamW (Kingma & Ba; Loshchilov & Hutter), with PyTorch's update order::
+"""Adam and AdamW (Kingma & Ba; Loshchilov & Hutter), with PyTorch's update order and
+rounding (see ``_arith``)::
 
-g = grad (+ weight_decay * p for Adam)       p *= 1 - lr * weight_decay   (AdamW)
-m = beta1 * m + (1 - beta1) * g
-v = beta2 * v + (1 - beta2) * g * g          (amsgrad: v_max = max(v_max, v))
-p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+    g = grad (+ weight_decay * p for Adam)       p *= 1 - lr * weight_decay   (AdamW)
+    m = lerp(m, g, 1 - beta1)
+    v = beta2 * v + (1 - beta2) * g * g          (amsgrad: v_max = max(v_max, v))
+    p += -lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
-from .optimizer import Optimizer
+from ._arith import addcdiv, addcmul, fma, lerp
+from .optimizer import Optimizer, check_no_fused
 
 __all__ = ["Adam", "AdamW"]
 
 
-class Adam(Optimizer):
-    """``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
-    maximize=False)``; ``weight_decay`` is added to the gradient (L2), as in ``torch.optim.Adam``.
-    """
+def _scalar(value: Any) -> float:
+    """A hyperparameter given as a number or a one-element tensor, as a Python float."""
+    return float(value.item()) if hasattr(value, "item") else float(value)
 
-    _decoupled = False
+
+class Adam(Optimizer):
+    """``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+    foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+    decoupled_weight_decay=False)``: ``torch.optim.Adam``; ``weight_decay`` is added to the
+    gradient (L2) unless ``decoupled_weight_decay`` (then it is AdamW)."""
 
     def __init__(
         self,
@@ -30,80 +35,93 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=tuple(betas),
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-        )
+        if not 0.0 <= lr:  # also refuses NaN, as torch.optim.Adam does
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if any(hasattr(b, "item") for b in betas) and not all(hasattr(b, "item")
+                                                             for b in betas):
+            raise ValueError("betas must be either both floats or both Tensors")
+        defaults = {
+            "lr": lr,
+            "betas": tuple(_scalar(b) for b in betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
         super().__init__(params, defaults)
-
-    def _validate_group(self, group: dict[str, Any]) -> None:
-        if not 0.0 <= group["lr"]:  # also refuses NaN, as torch.optim.Adam does
-            raise ValueError(f"Invalid learning rate: {group['lr']}")
-        if not 0.0 <= group["eps"]:
-            raise ValueError(f"Invalid epsilon value: {group['eps']}")
-        for i, beta in enumerate(group["betas"]):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta} (betas must be "
-                                 "in [0, 1))")
-        if not 0.0 <= group["weight_decay"]:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
+        check_no_fused(type(self).__name__, defaults)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        from .. import maximum, zeros_like
+        from .. import maximum, tensor, zeros_like
 
-        lr = group["lr"]
-        beta1, beta2 = group["betas"]
+        lr = _scalar(group["lr"])
+        beta1, beta2 = (_scalar(b) for b in group["betas"])
         eps = group["eps"]
         weight_decay = group["weight_decay"]
         for p in group["params"]:
             if p.grad is None:
                 continue
             g = p.grad.detach()
-            if group["maximize"]:
-                g = -g
-            state = self.state.setdefault_for(p)
-            if not state:
-                state["step"] = 0
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = tensor(0.0)  # the default dtype, as torch's _get_scalar_dtype
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = zeros_like(p)
-            state["step"] += 1
-            step = state["step"]
+            if group["maximize"]:
+                g = -g
+            exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+            step_t += 1
             if weight_decay != 0:
-                if self._decoupled:
-                    p.mul_(1.0 - lr * weight_decay)
+                if group["decoupled_weight_decay"]:
+                    p.mul_(1 - lr * weight_decay)
                 else:
-                    g = g + p * weight_decay
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.mul_(beta1)
-            exp_avg.add_(g * (1.0 - beta1))
-            exp_avg_sq.mul_(beta2)
-            exp_avg_sq.add_(g * g * (1.0 - beta2))
-            bias_correction1 = 1.0 - beta1**step
-            bias_correction2_sqrt = math.sqrt(1.0 - beta2**step)
-            second = exp_avg_sq
+                    g = fma(p, weight_decay, g)
+            exp_avg.copy_(lerp(exp_avg, g, 1 - beta1))
+            exp_avg_sq.copy_(addcmul(exp_avg_sq * beta2, g, g, 1 - beta2))
+            step = float(step_t.item())
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
             if group["amsgrad"]:
-                state["max_exp_avg_sq"].copy_(maximum(state["max_exp_avg_sq"], exp_avg_sq))
-                second = state["max_exp_avg_sq"]
-            denom = second.sqrt() / bias_correction2_sqrt + eps
-            p.sub_(exp_avg / denom * (lr / bias_correction1))
+                max_sq = state["max_exp_avg_sq"]
+                max_sq.copy_(maximum(max_sq, exp_avg_sq))
+                denom = max_sq.sqrt() / bias_correction2_sqrt + eps
+            else:
+                denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+            p.copy_(addcdiv(p, exp_avg, denom, -step_size))
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the update);
-    the default ``weight_decay`` is 0.01, as in ``torch.optim.AdamW``."""
-
-    _decoupled = True
+    """``AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+    amsgrad=False, *, maximize=False, foreach=None, capturable=False, differentiable=False,
+    fused=None)``: Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the
+    update), ``torch.optim.AdamW``."""
 
     def __init__(
         self,
@@ -115,5 +133,18 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As ``Optimizer.load_state_dict``; the groups stay decoupled, as in PyTorch."""
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

@@ -1,6 +1,7 @@
 """Stochastic gradient descent with momentum, Nesterov momentum and weight decay.
 
-The update is PyTorch's (so recipes and learning rates carry over)::
+The update is PyTorch's (so recipes and learning rates carry over), with its rounding (see
+``_arith``)::
 
     g = grad + weight_decay * p
     buf = g                                  (first step)
@@ -14,47 +15,54 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .optimizer import Optimizer
+from ._arith import fma
+from .optimizer import Optimizer, check_no_fused
 
 __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """``SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-    maximize=False)``."""
+    """``SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+    maximize=False, foreach=None, differentiable=False, fused=None)``: ``torch.optim.SGD``."""
 
     def __init__(
         self,
         params: Iterable[Any],
         lr: float = 1e-3,
-        momentum: float = 0.0,
-        dampening: float = 0.0,
-        weight_decay: float = 0.0,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
-
-    def _validate_group(self, group: dict[str, Any]) -> None:
-        super()._validate_group(group)
-        if group["momentum"] < 0.0:
-            raise ValueError(f"Invalid momentum value: {group['momentum']}")
-        if group["weight_decay"] < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {group['weight_decay']}")
-        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        check_no_fused("SGD", defaults)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = group["lr"]
+        lr = float(group["lr"])
         momentum = group["momentum"]
         dampening = group["dampening"]
         weight_decay = group["weight_decay"]
@@ -65,15 +73,14 @@ class SGD(Optimizer):
             if group["maximize"]:
                 g = -g
             if weight_decay != 0:
-                g = g + p * weight_decay
+                g = fma(p, weight_decay, g)
             if momentum != 0:
-                state = self.state.setdefault_for(p)
+                state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     buf = g.clone()
                     state["momentum_buffer"] = buf
                 else:
-                    buf.mul_(momentum)
-                    buf.add_(g * (1.0 - dampening) if dampening != 0 else g)
-                g = g + buf * momentum if group["nesterov"] else buf
-            p.sub_(g * lr)
+                    buf.copy_(fma(g, 1 - dampening, buf * momentum))
+                g = fma(buf, momentum, g) if group["nesterov"] else buf
+            p.copy_(fma(g, -lr, p))
