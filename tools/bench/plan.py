@@ -13,6 +13,7 @@ to finish in roughly ten to fifteen minutes on two cores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MMAP_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
@@ -124,6 +125,7 @@ def full(threads: list[int]) -> list[Measurement]:
     for dtype in DTYPES:
         plan.append(Measurement("W5", {"dtype": dtype}, BASIC, main))
     plan += everyday(main)
+    plan += models()
     return plan
 
 
@@ -134,10 +136,21 @@ def everyday(threads: int) -> list[Measurement]:
             for w in ("O1", "O2", "O3") for dtype in DTYPES]
 
 
+def models() -> list[Measurement]:
+    """The CNN and transformer steps (``models_cnn.py``, ``models_transformer.py``) at the
+    issue's sizes and the CNN step's peak memory (CNN-MEM), both dtypes, one thread (as the
+    issue states them). The tighter time ratios come from ``interleave_models.py``."""
+    steps = [Measurement(w, {"dtype": dtype}, BASIC, 1, procs=2, budget_s=2.0, max_reps=20)
+             for w in ("CNN", "TRANSFORMER") for dtype in DTYPES]
+    memory = [Measurement("CNN-MEM", {"dtype": dtype}, BASIC, 1, mode="memory", procs=2)
+              for dtype in DTYPES]
+    return steps + memory
+
+
 def quick(threads: list[int]) -> list[Measurement]:
     """Tiny sizes, one repetition, one process each: proves every workload runs everywhere."""
     t = threads[0]
-    one = {"procs": 1, "warmup": 0, "min_reps": 1, "max_reps": 1, "budget_s": 0.0}
+    one: dict[str, Any] = {"procs": 1, "warmup": 0, "min_reps": 1, "max_reps": 1, "budget_s": 0.0}
     small_mlp = [32, 64, 64, 10]
     return [
         Measurement("W1", {"steps": 50, "dtype": "f64"}, BASIC, t, **one),
@@ -161,6 +174,10 @@ def quick(threads: list[int]) -> list[Measurement]:
             **{**one, "warmup": 1},
         ),
         Measurement("W5", {"dtype": "f64", "size": 50, "calls": 2}, BASIC, t, **one),
+        Measurement("CNN", {"batch": 4, "dtype": "f32"}, BASIC, 1, **one),
+        Measurement("TRANSFORMER", {"batch": 2, "seq": 8, "dtype": "f64"}, BASIC, 1, **one),
+        Measurement("CNN-MEM", {"batch": 4, "dtype": "f32"}, BASIC, 1, mode="memory",
+                    **{**one, "warmup": 1}),
     ]
 
 
@@ -190,6 +207,9 @@ def check() -> list[Measurement]:
                 procs=1,
             ),
             Measurement("W5", {"dtype": dtype, "size": 40}, BASIC, 1, mode="check", procs=1),
+            Measurement("CNN", {"batch": 8, "dtype": dtype}, BASIC, 1, mode="check", procs=1),
+            Measurement("TRANSFORMER", {"batch": 2, "seq": 16, "dtype": dtype}, BASIC, 1,
+                        mode="check", procs=1),
         ]
     return plan
 

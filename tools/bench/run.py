@@ -1,4 +1,5 @@
-"""The retrograd benchmark suite: W1-W5 and the 10^6-node chain on retrograd, torch and NumPy.
+"""The retrograd benchmark suite: W1-W5, the 10^6-node chain, the everyday ops and the model
+steps (CNN, TRANSFORMER, CNN-MEM) on retrograd, torch and NumPy.
 
     python tools/bench/run.py                 full suite (~10-15 min on 2 cores)
     python tools/bench/run.py --quick         CI: tiny sizes, 1 repetition, plus the gradient check
@@ -7,6 +8,8 @@
     python tools/bench/run.py --backend cuda  retrograd on another backend (torch, NumPy: CPU)
     python tools/bench/run.py --workloads O1,O2,O3   the everyday ops at 10^6 elements
     python tools/bench/interleave_ops.py      the same, one process, alternating (the docs' table)
+    python tools/bench/run.py --workloads CNN,TRANSFORMER,CNN-MEM   the model steps, 1 thread
+    python tools/bench/interleave_models.py   the model steps, one process, alternating
 
 Every measurement runs each library in its own fresh process (child.py), several processes per
 library, interleaved; medians over repetitions after a warm-up, then the median over processes.
@@ -34,7 +37,7 @@ import report  # noqa: E402
 import workloads  # noqa: E402
 from spawn import run_child  # noqa: E402
 
-for _w in workloads.EVERYDAY:  # their headline metrics, declared beside them (everyday.py)
+for _w in workloads.EVERYDAY + workloads.MODELS:  # headline metrics declared beside them
     report.HEADLINES.setdefault(_w, list(workloads.module(_w).HEADLINES))
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,7 +248,9 @@ def _smoke_tools(log: Callable[[str], None]) -> list[dict[str, str]]:
                 ["interleave_ops.py", "--rows", "20", "--cols", "50", "--reps", "2"],
                 ["interleave_torch.py", "--workload", "W5", "--dtype", "f32", "--reps", "2",
                  "--threads", "2"],
-                ["spin.py", "W5", "--seconds", "0.2"]):
+                ["spin.py", "W5", "--seconds", "0.2"],
+                ["interleave_models.py", "--batch", "2", "--seq", "8", "--reps", "2"],
+                ["profile_models.py", "--batch", "2", "--seq", "8", "--top", "3"]):
         log(f"[tools] {' '.join(cmd)}")
         proc = subprocess.run([sys.executable, str(here / cmd[0]), *cmd[1:]],
                               capture_output=True, text=True, timeout=300)

@@ -15,6 +15,9 @@ MODULES = {
     "O1": "o1_gather",
     "O2": "o2_var",
     "O3": "o3_cumsum",
+    "CNN": "models_cnn",
+    "TRANSFORMER": "models_transformer",
+    "CNN-MEM": "models_cnn_memory",
 }
 
 DESCRIPTIONS = {
@@ -27,10 +30,19 @@ DESCRIPTIONS = {
     "O1": "gather then scatter_add, (1000, 1000), forward + backward",
     "O2": "var(dim=1), (1000, 1000), forward + backward",
     "O3": "cumsum(dim=1), (1000, 1000), forward + backward",
+    "CNN": "CNN step: batch 64 of 1x28x28, conv 16 and 32 (5x5) with ReLU and max-pool 2, "
+           "linear 512-10, cross-entropy, forward+backward",
+    "TRANSFORMER": "TRANSFORMER step: batch 16, sequence 64, width 128, 2 pre-LN blocks (4-head "
+                   "causal attention, GELU MLP), LM head over 256, cross-entropy, "
+                   "forward+backward",
+    "CNN-MEM": "peak RSS increase of one CNN step, batch 64",
 }
 
 #: the everyday-op workloads (``everyday.py``): not in ``run.py --quick``'s timed plan
 EVERYDAY = ("O1", "O2", "O3")
+
+#: the model steps (``models_step.py``) and the CNN step's memory
+MODELS = ("CNN", "TRANSFORMER", "CNN-MEM")
 
 
 def params_for(workload: str, dtype: str, steps: int, batch: int) -> dict:
