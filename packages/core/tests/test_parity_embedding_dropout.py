@@ -371,3 +371,34 @@ def test_kernels_on_array_api_strict():
         got = k[name](*[xps.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
         np.testing.assert_allclose(np.asarray(got), kn[name](*args), rtol=1e-15,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.5])
+def test_embedding_max_norm_renormalises_looked_up_rows(dtype, norm_type):
+    """Rows looked up whose norm exceeds max_norm are scaled in place (PyTorch's
+    embedding_renorm_); the others, and rows not looked up, are left alone; the gradient
+    flows through the scaled rows; the weight's version moves."""
+    def program(lib):
+        w = lib.tensor(np.arange(15.0).reshape(5, 3) / 4 - 1, dtype=getattr(lib, dtype),
+                       requires_grad=True)
+        v0 = w._version
+        out = lib.nn.functional.embedding(lib.tensor([[0, 3], [3, 4]]), w, max_norm=2.0,
+                                          norm_type=norm_type)
+        (out * lib.arange(3.0, dtype=w.dtype)).sum().backward()
+        return out, w.detach().clone(), w.grad, w._version > v0
+
+    same(program, tol=1e-6 if dtype == "float32" else 1e-12)
+
+
+def test_embedding_module_max_norm_as_torch():
+    def program(lib):
+        lib.manual_seed(0)
+        e = lib.nn.Embedding(6, 4, max_norm=1.0)
+        with lib.no_grad():
+            e.weight.copy_(lib.tensor(np.linspace(-2, 2, 24).reshape(6, 4),
+                                      dtype=e.weight.dtype))
+        out = e(lib.tensor([1, 5, 1]))
+        return out, e.weight.norm(dim=1)
+
+    same(program, tol=1e-6)

@@ -11,7 +11,7 @@ own gradient is the lookup again: double backward works.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..autograd.node import formula_node
 from ..dtypes import int32, int64
@@ -96,6 +96,27 @@ def _padding(padding_idx: Any, n: int) -> int:
     return p
 
 
+def _renorm_rows(weight: Tensor, input: Tensor, max_norm: float,  # noqa: A002
+                 norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: the rows ``input`` looks up whose norm exceeds
+    ``max_norm`` scaled, in place and unrecorded, by ``max_norm / (norm + 1e-7)``."""
+    from ..dtypes import float64
+    from ..grad_mode import no_grad
+    from ..linalg import vector_norm
+    from .creation import tensor
+    from .elementwise import where
+
+    with no_grad():
+        rows = cast(Any, input).reshape(-1).unique()
+        picked = cast(Any, weight).index_select(0, rows)
+        norms = vector_norm(picked, norm_type, dim=1, keepdim=True).to(float64)  # as .item()
+        over = norms > max_norm
+        if not bool(cast(Any, over).any()):
+            return
+        scale = where(over, max_norm / (norms + 1e-7), tensor(1.0, dtype=norms.dtype))
+        cast(Any, weight).index_copy_(0, rows, picked * scale.to(weight.dtype))
+
+
 @op("embedding", method=False, function=False)
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
@@ -103,16 +124,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     """The rows of the 2-d ``weight`` at the int64/int32 indices ``input`` (any shape):
     shape ``input.shape + (embedding_dim,)``. ``padding_idx``: that row gets no gradient.
     ``scale_grad_by_freq``: each row's gradient divided by how often its index occurs.
-    ``max_norm`` (renormalising ``weight`` in place) is not supported; ``sparse`` is accepted
-    and the gradient is dense."""
+    ``max_norm``: first, each looked-up row of ``weight`` whose ``norm_type`` norm exceeds it
+    is scaled in place (not recorded) to ``max_norm / (norm + 1e-7)`` of itself, as PyTorch's
+    ``embedding_renorm_``. ``sparse`` is accepted and the gradient is dense."""
     for pos, (arg, v) in enumerate((("input", input), ("weight", weight)), 1):
         if not isinstance(v, Tensor):
             raise TypeError(f"embedding(): argument '{arg}' (position {pos}) must be Tensor, "
                             f"not {type(v).__name__}")
     p = _padding(padding_idx, weight.shape[0] if weight.ndim else 0)
-    if max_norm is not None:
-        raise NotImplementedError("embedding(): max_norm (renormalising the weight rows in "
-                                  "place) is not supported")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (int32, int64):
@@ -127,6 +146,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     flat = xp.reshape(idx, (-1,))
     if flat.shape[0] and bool(xp.any((flat < 0) | (flat >= n))):
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, input, float(max_norm), float(norm_type))
     out = _tensor(be, be.ops.embedding(weight._data, idx))
     if _grad.enabled and weight._requires_grad:
         record(EmbeddingBackward0, out, (weight,), (idx,), (None,),
