@@ -15,6 +15,7 @@ from . import extras as _extras
 from . import layers as _layers
 from . import loss as _loss
 from . import normalization as _normalization
+from . import rnn as _rnn
 from . import sparse as _sparse
 from . import transformer as _transformer
 from .attention import *  # noqa: F403
@@ -27,6 +28,7 @@ from .loss import *  # noqa: F403
 from .module import Module
 from .normalization import *  # noqa: F403
 from .parameter import Parameter
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
@@ -43,4 +45,5 @@ __all__ = [
     *_dropout.__all__,
     *_extras.__all__,
     *_transformer.__all__,
+    *_rnn.__all__,
 ]
