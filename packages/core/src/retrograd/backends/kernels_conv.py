@@ -5,7 +5,10 @@ Every kernel works on ``(N, C, *spatial)`` arrays with one or two spatial dimens
 is gathered by one strided slice per kernel position (``im2col``: the slices stacked on a new
 axis, no loop over output positions or the batch), a convolution is then one batched matrix
 product per group, and the adjoint of the gather (``col2im``) adds each kernel position's
-slice back into a zero array."""
+slice back into a zero array; pooling sums, and adds back, one slice at a time.
+
+On NumPy itself the convolutions and max pooling are ``kernels_conv_numpy.py``'s forms (strided
+window views, chunked batches), which give these kernels' values."""
 
 from __future__ import annotations
 
@@ -29,8 +32,20 @@ def out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool = False) ->
     return o
 
 
-def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
-    """The convolutions and pooling kernels on ``xp``."""
+def kernels(xp: Any, fast: bool = True) -> dict[str, Callable[..., Any]]:
+    """The convolutions and pooling kernels on ``xp``; where ``xp`` is NumPy itself and
+    ``fast``, the convolutions and max pooling are NumPy's forms (``kernels_conv_numpy.py``:
+    strided window views, no stacked copies)."""
+    table = _generic(xp)
+    if fast and getattr(xp, "__name__", None) == "numpy":
+        from . import kernels_conv_numpy
+
+        table.update(kernels_conv_numpy.kernels())
+    return table
+
+
+def _generic(xp: Any) -> dict[str, Callable[..., Any]]:
+    """The kernels in Array-API calls on ``xp`` (any namespace)."""
 
     def pad(x: Any, lo: Sequence[int], hi: Sequence[int], value: float) -> Any:
         """``x`` with ``lo[i]``/``hi[i]`` cells of ``value`` around its ``i``-th trailing
@@ -69,7 +84,19 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         pick = (slice(None),) * axis
         for i, off in enumerate(itertools.product(*map(range, k))):
             sl = _slices(off, s, d, o)
-            out[sl] = out[sl] + cols[pick + (i, Ellipsis)]
+            out[sl] += cols[pick + (i, Ellipsis)]
+        return out
+
+    def add_windows(part: Callable[[int], Any], like: Any, padded: Sequence[int],
+                    k: Sequence[int], s: Sequence[int], d: Sequence[int]) -> Any:
+        """``col2im`` of parts given one kernel position at a time: ``part(i)`` (shaped as
+        ``like``, ``(*lead, *out)``) added into its slice of a zero array of trailing shape
+        ``padded``; no stacked copy."""
+        nsp = len(k)
+        o = tuple(like.shape[like.ndim - nsp:])
+        out = xp.zeros(tuple(like.shape[:like.ndim - nsp]) + tuple(padded), dtype=like.dtype)
+        for i, off in enumerate(itertools.product(*map(range, k))):
+            out[_slices(off, s, d, o)] += part(i)
         return out
 
     def crop(x: Any, lo: Sequence[int], n: Sequence[int]) -> Any:
@@ -151,12 +178,13 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         low = -math.inf if xp.isdtype(x.dtype, "real floating") else xp.iinfo(x.dtype).min
         cols = windows(pad(x, p, _hi(sp, k, s, p, d, o), low), k, s, d, o, 0)
         arg = xp.argmax(cols, axis=0)
-        # NaN is the maximum of a window that has one (PyTorch's), at its first position
+        # NaN is the maximum of a window that has one, at its last position (PyTorch's rule:
+        # an element replaces the maximum so far when it is greater or NaN)
         if low == -math.inf:
             nan = xp.isnan(cols)
             if xp.any(nan):
-                first = xp.argmax(xp.astype(nan, xp.int8), axis=0)
-                arg = xp.where(xp.any(nan, axis=0), first, arg)
+                back = xp.argmax(xp.flip(xp.astype(nan, xp.int8), axis=0), axis=0)
+                arg = xp.where(xp.any(nan, axis=0), cols.shape[0] - 1 - back, arg)
         return select(cols, arg), xp.astype(arg, xp.int64)
 
     def select(cols: Any, arg: Any) -> Any:
@@ -181,10 +209,10 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         ``like``: the input (unused here; the recorded form's second edge)."""
         o = tuple(g.shape[g.ndim - len(k):])
         zero = xp.zeros((), dtype=g.dtype)
-        cols = xp.stack([xp.where(arg == i, g, zero) for i in range(math.prod(k))], axis=0)
         hi = _hi(sp, k, s, p, d, o)
         padded = tuple(n + a + b for n, a, b in zip(sp, p, hi))
-        return crop(col2im(cols, 0, padded, k, s, d), p, sp)
+        return crop(add_windows(lambda i: xp.where(arg == i, g, zero), g, padded, k, s, d),
+                    p, sp)
 
     def max_pool_nd_indices(arg: Any, sp: Sequence[int], k: Sequence[int], s: Sequence[int],
                             p: Sequence[int], d: Sequence[int]) -> Any:
@@ -224,8 +252,14 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         """The mean of each window (PyTorch's divisor: see ``avg_pool2d``)."""
         sp = tuple(x.shape[x.ndim - len(k):])
         one = (1,) * len(k)
-        cols = windows(pad(x, p, _hi(sp, k, s, p, one, o), 0), k, s, one, o, 0)
-        total = xp.sum(cols, axis=0, dtype=x.dtype)
+        padded = pad(x, p, _hi(sp, k, s, p, one, o), 0)
+        total: Any = None
+        for off in itertools.product(*map(range, k)):  # a running sum: no stacked windows
+            part = padded[_slices(off, s, one, o)]
+            if total is None:
+                total = xp.asarray(part, copy=True)
+            else:
+                total += part
         div = _divisor(sp, k, s, p, o, count_include_pad, divisor_override, x.dtype)
         if xp.isdtype(x.dtype, "integral"):  # PyTorch's integer division, toward zero
             q = xp.abs(total) // div
@@ -240,11 +274,9 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         o = tuple(g.shape[g.ndim - len(k):])
         one = (1,) * len(k)
         q = g / _divisor(sp, k, s, p, o, count_include_pad, divisor_override, g.dtype)
-        big_k = math.prod(k)
-        cols = xp.stack([q] * big_k, axis=0)
         hi = _hi(sp, k, s, p, one, o)
         padded = tuple(n + a + b for n, a, b in zip(sp, p, hi))
-        return crop(col2im(cols, 0, padded, k, s, one), p, sp)
+        return crop(add_windows(lambda i: q, q, padded, k, s, one), p, sp)
 
     def _adaptive_matrix(n: int, o: int, dtype: Any) -> Any:
         """``(o, n)``: row ``i`` averages PyTorch's window

@@ -91,8 +91,8 @@ def _convolution(x: Tensor, w: Tensor, b: Tensor | None, stride: tuple[int, ...]
         data = ops.conv_transpose_nd(x._data, w._data, stride, padding, dilation, groups, out)
     else:
         data = ops.conv_nd(x._data, w._data, stride, padding, dilation, groups)
-    if b is not None:
-        data = data + be.xp.reshape(b._data, (1, -1) + (1,) * (data.ndim - 2))
+    if b is not None:  # in place: the kernel's result is a new array of the same dtype
+        data += be.xp.reshape(b._data, (1, -1) + (1,) * (data.ndim - 2))
     y = _new(be, data)
     if _tracks(x, w, b):
         rx, rw = x._requires_grad, w._requires_grad
