@@ -141,8 +141,8 @@ def declared_functions() -> dict[str, object]:
 
 __all__ = [
     "activations", "arithmetic", "attention", "conv", "dropout", "embedding", "losses",
-    "normalization", "pooling", "division", "inplace_forms", "metadata", "numeric", "rearrange",
-    "selection", "indexing", "layout", "products", "random",
+    "normalization", "nn_extras", "pooling", "division", "inplace_forms", "metadata", "numeric",
+    "rearrange", "selection", "indexing", "layout", "products", "random",
     "abs", "add", "allclose", "amax", "arange", "as_tensor", "cat", "clamp", "clone",
     "conversion", "cos", "declared_functions",
     "creation", "cross_entropy", "div", "elementwise", "empty", "empty_like", "eq", "exp",
