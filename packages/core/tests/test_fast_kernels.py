@@ -122,6 +122,36 @@ def test_gelu_backward_kernel_on_the_strict_array_namespace():
         assert np.array_equal(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_forward_kernel_rounds_as_the_formula_and_as_torch(approximate, dtype):
+    """The blockwise forward kernel gives the formula's bits (each step rounded in x's dtype,
+    erf rounded once from float64), across blocks, on NumPy and on the strict namespace; and
+    PyTorch's values to its tolerance."""
+    from retrograd.ops.pointwise import _K_BETA, _K_KAPPA, _SQRT1_2
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(70_001) * 3).astype(dtype)
+    x[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    F = cpu.ops
+    if approximate == "none":
+        want = F.mul(F.mul(x, 0.5), F.add(F.erf(F.mul(x, _SQRT1_2)), 1.0))
+    else:
+        inner = F.mul(F.add(x, F.mul(F.mul(F.mul(x, x), x), _K_KAPPA)), _K_BETA)
+        want = F.mul(F.mul(x, 0.5), F.add(F.tanh(inner), 1.0))
+    got = rg.nn.functional.gelu(rg.tensor(x), approximate=approximate).numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    strict = pytest.importorskip("array_api_strict")
+    on_strict = reference_kernels(strict)["gelu"](strict.asarray(x), approximate)
+    assert np.array_equal(np.asarray(on_strict), want, equal_nan=True)
+    oracle = torch.nn.functional.gelu(torch.from_numpy(x), approximate=approximate).numpy()
+    tol = 1e-6 if dtype == np.float32 else 1e-13  # near -3, 1 + erf cancels: absolute
+    finite = np.isfinite(oracle)
+    scale = float(np.max(np.abs(oracle[finite])))
+    assert np.allclose(got[finite], oracle[finite], rtol=tol, atol=tol * scale)
+
+
 def _layer_norm_program(lib, create_graph):
     rng = np.random.default_rng(3)
     x = lib.tensor(rng.standard_normal((4, 6, 8)) * 3 + 1, dtype=lib.float64, requires_grad=True)

@@ -244,7 +244,7 @@ KERNEL_ROWS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "softplus": (("mul", "gt", "exp", "log1p", "div", "where"),
                  ("mul", "exp", "gt", "div", "add", "where")),
     "silu": (("sigmoid", "mul"), ("sigmoid", "mul", "sub", "add")),
-    "gelu": (("erf", "tanh", "mul", "add"), ("gelu_backward",)),
+    "gelu": (("gelu", "erf", "tanh", "mul", "add"), ("gelu_backward",)),
     "leaky_relu": (("gt", "mul", "where"), ("gt", "mul", "where")),
     "elu": (("gt", "expm1", "mul", "where"), ("lt", "gt", "exp", "mul", "add", "where")),
 }

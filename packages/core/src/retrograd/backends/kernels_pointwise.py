@@ -64,6 +64,20 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         out = xp.reshape(out, shape)
         return out if work == dt else xp.astype(out, dt)
 
+    def gelu(x: Any, approximate: str) -> Any:
+        """GELU at the float32/float64 ``x`` in the op's order of operations: exact, ``(0.5
+        x) (1 + erf(x / sqrt(2)))`` (``erf`` rounded to x's dtype); ``"tanh"``, ``(0.5 x) (1
+        + tanh(b (x + k x^3)))``. Block by block in arrays the kernel owns, as
+        ``gelu_backward``."""
+        flat = xp.reshape(x, (-1,))
+        n = flat.shape[0]
+        out = xp.empty((n,), dtype=x.dtype)
+        block = _gelu_tanh_value if approximate == "tanh" else _gelu_exact_value
+        for lo in range(0, n, _ERF_BLOCK):
+            hi = min(lo + _ERF_BLOCK, n)
+            out[lo:hi] = block(xp, flat[lo:hi])
+        return xp.reshape(out, x.shape)
+
     def isin(a: Any, b: Any, invert: bool) -> Any:
         """Whether each element of ``a`` is among the elements of ``b`` (same dtype): every
         pair compared, ``a.size * b.size`` booleans at once."""
@@ -110,6 +124,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "atan": xp.atan,
         "atan2": xp.atan2,
         "erf": erf,
+        "gelu": gelu,
         "gelu_backward": gelu_backward,
         "signbit": xp.signbit,
         "isin": isin,
@@ -161,6 +176,29 @@ _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _K_BETA = math.sqrt(2.0 / math.pi)
 _K_KAPPA = 0.044715
+
+
+def _gelu_tanh_value(xp: Any, x: Any) -> Any:
+    """The tanh form at the vector ``x`` (not written): ``(0.5 x) (1 + tanh(b (x + k
+    x^3)))``, each step rounded as the op's formula rounds it."""
+    inner = x * x
+    inner *= x
+    inner *= _K_KAPPA
+    inner += x
+    inner *= _K_BETA
+    t = xp.tanh(inner)
+    t += 1.0
+    t *= x * 0.5
+    return t
+
+
+def _gelu_exact_value(xp: Any, x: Any) -> Any:
+    """The exact form at the vector ``x`` (not written): ``(0.5 x) (1 + erf(x / sqrt(2)))``
+    with ``erf`` rounded to x's dtype, as the op's formula rounds it."""
+    e = xp.astype(_erf_block(xp, xp.astype(x * _SQRT1_2, xp.float64)), x.dtype)
+    e += 1.0
+    e *= x * 0.5
+    return e
 
 
 def _gelu_tanh_block(xp: Any, x: Any) -> Any:

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from ..autograd.node import formula_node
-from ..dtypes import bool_, get_default_dtype, int64
+from ..dtypes import bool_, float32, float64, get_default_dtype, int64
 from ..errors import DTypeError, RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
 from ..tensor import Tensor
@@ -500,7 +500,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     be = x.backend
     F = be.ops
     a = x._data
-    if approximate == "none":
+    if x.dtype in (float32, float64):  # one blockwise kernel, the same roundings
+        data = F.gelu(a, approximate)
+    elif approximate == "none":
         data = F.mul(F.mul(a, 0.5), F.add(F.erf(F.mul(a, _SQRT1_2)), 1.0))
     else:
         inner = F.mul(F.add(a, F.mul(F.mul(F.mul(a, a), a), _K_KAPPA)), _K_BETA)
