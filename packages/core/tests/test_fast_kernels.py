@@ -184,3 +184,27 @@ def test_layer_norm_without_affine_and_float32_as_torch():
         (y * y * y).sum().backward()
         results.append(x.grad.numpy())
     assert np.allclose(results[1], results[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_gradient_by_bit_mask_as_torch(dtype):
+    """The CPU backend's ReLU backward selects by a bit mask: the kept gradient keeps its
+    -0.0, inf and NaN, a dropped one is +0.0, a NaN result passes the gradient -- PyTorch's
+    threshold_backward, bit for bit, out of place and in place."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((64, 33))
+    x[0, :4] = [np.nan, 0.0, -0.0, 2.0]
+    g = rng.standard_normal((64, 33))
+    g[0, 4:8] = [np.inf, np.nan, -0.0, -np.inf]
+    g[1, :3] = -0.0
+
+    def grads(lib):
+        xt = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        gt = lib.tensor(g, dtype=getattr(lib, dtype))
+        (a,) = lib.autograd.grad(lib.relu(xt), xt, gt)
+        (b,) = lib.autograd.grad(lib.relu(xt * 1.0), xt, gt)  # the walk may reuse its buffer
+        return [t.detach().numpy() for t in (a, b)]
+
+    for got, want in zip(grads(rg), grads(torch)):
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))

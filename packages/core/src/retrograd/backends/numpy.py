@@ -62,7 +62,25 @@ def _relu_backward(g: Any, y: Any) -> Any:
     """PyTorch's ``threshold_backward(g, y, 0)``: 0 where ``y <= 0``, else ``g`` -- a
     selection, not ``g * (y > 0)``: an inf or nan ``g`` gives 0 where ``y <= 0`` (inf * 0
     would be nan), and a nan ``y`` passes ``g`` (nan > 0 is false)."""
-    return np.where(y <= 0, 0, g)
+    bits = _SAME_WIDTH_INT.get(g.dtype) if type(g) is np.ndarray else None
+    if bits is None or g.shape != y.shape or g.ndim == 0:  # (0-d: NumPy returns scalars)
+        return np.where(y <= 0, 0, g)
+    return _keep_where_positive(g, y, bits, out=None)
+
+
+#: a float dtype -> the integer of its width, to select by bit mask
+_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def _keep_where_positive(g: Any, y: Any, bits: Any, out: Any) -> Any:
+    """``np.where(y <= 0, 0, g)`` bit for bit -- ``g`` kept as is (its -0.0, inf and NaN),
+    +0.0 where dropped -- as an AND with an all-ones or all-zeros mask: a masked selection
+    with a random mask runs ten times slower (a branch per element)."""
+    mask = np.less_equal(y, 0).astype(bits)
+    mask -= 1  # kept: -1 (every bit set); dropped: 0
+    target = mask if out is None else out.view(bits)
+    np.bitwise_and(g.view(bits), mask, out=target)
+    return target.view(g.dtype)
 
 
 def _relu_backward_(g: Any, y: Any) -> Any:
@@ -70,7 +88,11 @@ def _relu_backward_(g: Any, y: Any) -> Any:
     if (type(g) is not np.ndarray or g.shape != y.shape or g.dtype != y.dtype
             or not g.flags.writeable):
         return _relu_backward(g, y)
-    np.putmask(g, y <= 0, 0)
+    bits = _SAME_WIDTH_INT.get(g.dtype)
+    if bits is None or g.ndim == 0:
+        np.putmask(g, y <= 0, 0)
+        return g
+    _keep_where_positive(g, y, bits, out=g)
     return g
 
 
