@@ -466,3 +466,40 @@ def test_softmax_module_implicit_dim_warns(ndim, cls):
 
 def test_hardtanh_module_refuses_bad_bounds():
     same(lambda lib: lib.nn.Hardtanh(1.0, -1.0))
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True)],
+                         ids=["bias_kv", "zero_attn", "both"])
+@pytest.mark.parametrize("masks", ["none", "attn", "padding", "both"])
+def test_mha_bias_kv_and_zero_attn(flags, masks, need_weights):
+    add_bias_kv, add_zero_attn = flags
+
+    def program(lib):
+        m = _mha(lib, 8, 2, add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn)
+        q = lib.tensor(_arr(1, 3, 2, 8), requires_grad=True)
+        kv = lib.tensor(_arr(2, 5, 2, 8), requires_grad=True)
+        kw = {}
+        if masks in ("attn", "both"):
+            kw["attn_mask"] = lib.tensor(np.triu(np.ones((3, 5), dtype=bool), 3))
+        if masks in ("padding", "both"):
+            pad = np.zeros((2, 5), dtype=bool)
+            pad[1, -2:] = True
+            kw["key_padding_mask"] = lib.tensor(pad)
+        out, w = m(q, kv, kv, need_weights=need_weights, **kw)
+        (out.sum() + (0 if w is None else (w * w).sum())).backward()
+        return out, w, q.grad, kv.grad, {n: p.grad for n, p in m.named_parameters()}
+
+    same(program, tol=1e-10)
+
+
+def test_mha_bias_kv_parameters_and_init():
+    def program(lib):
+        m = lib.nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)
+        return ([(n, tuple(p.shape)) for n, p in m.named_parameters()], m.add_zero_attn,
+                repr(m))
+
+    same(program)
+    rg.manual_seed(0)
+    b = rg.nn.MultiheadAttention(64, 4, add_bias_kv=True).bias_k.detach().numpy()
+    assert abs(b.std() - np.sqrt(2.0 / (64 + 64))) < 0.05  # xavier_normal_ of (1, 1, 64)

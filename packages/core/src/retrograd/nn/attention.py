@@ -44,6 +44,13 @@ def _canonical_mask(mask: Tensor | None, name: str, dtype: Any) -> Tensor | None
     return mask
 
 
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """``mask`` with one more column of zeros (a key that may be attended)."""
+    from ..ops.layout import pad
+
+    return None if mask is None else pad(mask, (0, 1))
+
+
 def _shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                  attn_mask: Tensor | None, num_heads: int) -> bool:
     """Whether the inputs are batched (a 3-d query); PyTorch's checks of the operands'
@@ -91,7 +98,9 @@ class MultiheadAttention(Module):
     ``in_proj_bias`` ``(3E,)`` and the ``out_proj`` linear layer; initialised as PyTorch
     (``xavier_uniform_`` projections, zero biases). ``dropout``: on the attention weights
     while training. ``batch_first``: inputs ``(N, L, E)`` rather than ``(L, N, E)``.
-    ``add_bias_kv`` and ``add_zero_attn`` are not supported."""
+    ``add_bias_kv``: learned ``bias_k``/``bias_v`` ``(1, 1, E)`` appended to the keys and
+    values (``xavier_normal_``); ``add_zero_attn``: a key and value of zeros appended after
+    the heads are split."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False,
@@ -102,9 +111,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported")
         super().__init__()
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -132,7 +138,13 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        self.bias_k = self.bias_v = None
+        self.bias_k: Parameter | None
+        self.bias_v: Parameter | None
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
@@ -146,6 +158,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor
                  ) -> tuple[Tensor, Tensor, Tensor]:
@@ -174,7 +190,10 @@ class MultiheadAttention(Module):
         ignore. ``attn_mask`` ``(L, S)`` or ``(N * H, L, S)``: True marks a pair that may not
         attend; a float mask is added. ``is_causal``: a hint that ``attn_mask`` is the causal
         mask (which must be given)."""
+        from ..ops.creation import zeros
         from ..ops.products import baddbmm, bmm
+        from ..ops.shape import cat
+        from ..ops.tiling import repeat
         from .functional import dropout, linear, scaled_dot_product_attention, softmax
 
         batched = _shape_check(query, key, value, key_padding_mask, attn_mask,
@@ -216,9 +235,18 @@ class MultiheadAttention(Module):
                                        f"should be {(bsz * h, tgt_len, src_len)}.")
             else:
                 raise RuntimeError(f"attn_mask's dimension {mask.ndim} is not supported")
+        if self.bias_k is not None and self.bias_v is not None:  # one more key and value
+            k = cat([k, repeat(self.bias_k, 1, bsz, 1)])
+            v = cat([v, repeat(self.bias_v, 1, bsz, 1)])
+            mask, kpm = _pad_last(mask), _pad_last(kpm)
         q = q.reshape(tgt_len, bsz * h, hd).transpose(0, 1)
-        k = k.reshape(src_len, bsz * h, hd).transpose(0, 1)
-        v = v.reshape(src_len, bsz * h, hd).transpose(0, 1)
+        k = k.reshape(k.shape[0], bsz * h, hd).transpose(0, 1)
+        v = v.reshape(v.shape[0], bsz * h, hd).transpose(0, 1)
+        if self.add_zero_attn:  # and a key and value of zeros
+            zero = zeros((bsz * h, 1, hd), dtype=k.dtype, device=k.device)
+            k, v = cat([k, zero], dim=1), cat([v, zero], dim=1)
+            mask, kpm = _pad_last(mask), _pad_last(kpm)
+        src_len = k.shape[1]
         if kpm is not None:
             if tuple(kpm.shape) != (bsz, src_len):
                 raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, "
