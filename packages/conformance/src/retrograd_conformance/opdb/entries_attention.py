@@ -79,7 +79,7 @@ ENTRIES: tuple[OpInfo, ...] = (
 KERNEL_ROWS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "embedding": (("embedding",), ("embedding_backward", "embedding_double_backward")),
     "dropout": (("mul",), ("mul",)),
-    "scaled_dot_product_attention": (("matmul", "mul", "softmax", "add", "where"),
+    "scaled_dot_product_attention": (("matmul", "mul", "softmax", "add", "where", "masked_fill"),
                                      ("matmul", "softmax_backward", "where")),
 }
 

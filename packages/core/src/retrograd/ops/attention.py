@@ -113,19 +113,23 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     n_q, n_k = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     scores = mul(matmul(query, matrix_transpose(key)), s)
-    mask = attn_mask
-    if is_causal:
-        mask = tril(ones(n_q, n_k, dtype=bool_, device=query.device))
-    if mask is not None:
-        if mask.dtype is bool_:
-            mask = masked_fill(zeros(tuple(mask.shape), dtype=query.dtype, device=query.device),
-                               logical_not(mask), -math.inf)
-        scores = add(scores, mask)
-        dead = all_(eq(scores, -math.inf), -1, keepdim=True)
-        scores = where(dead, 0.0, scores)
-        attn = where(dead, 0.0, softmax(scores, -1))
+    if is_causal and n_k > 0:
+        # every query sees key 0: no row is all -inf, so the masked scores go straight to
+        # the softmax (the masked entries' gradient is zero either way)
+        hidden = logical_not(tril(ones(n_q, n_k, dtype=bool_, device=query.device)))
+        attn = softmax(masked_fill(scores, hidden, -math.inf), -1)
     else:
-        attn = softmax(scores, -1)
+        mask = tril(ones(n_q, n_k, dtype=bool_, device=query.device)) if is_causal else attn_mask
+        if mask is not None:
+            if mask.dtype is bool_:
+                mask = masked_fill(zeros(tuple(mask.shape), dtype=query.dtype,
+                                         device=query.device), logical_not(mask), -math.inf)
+            scores = add(scores, mask)
+            dead = all_(eq(scores, -math.inf), -1, keepdim=True)  # a row that sees no key
+            scores = where(dead, 0.0, scores)
+            attn = where(dead, 0.0, softmax(scores, -1))
+        else:
+            attn = softmax(scores, -1)
     if dropout_p > 0.0:
         attn = dropout(attn, float(dropout_p), True)
     return matmul(attn, value)
