@@ -155,3 +155,12 @@ def test_safetensors_is_a_declared_dependency():
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
     assert any(d.startswith("safetensors") for d in deps)
+
+
+def test_load_accepts_torch_load_keywords(tmp_path):
+    """``torch.load(path, weights_only=True)`` spelled for retrograd works unchanged."""
+    path = tmp_path / "w.safetensors"
+    rg.save({"w": rg.ones(2)}, path)
+    for kw in ({"weights_only": True}, {"weights_only": False}, {"mmap": True}):
+        assert rg.load(path, **kw)["w"].tolist() == [1.0, 1.0]
+    assert rg.load(path, "cpu", weights_only=True)["w"].device.type == "cpu"

@@ -132,11 +132,14 @@ def _check_dtypes(header: dict[str, Any], name: str) -> None:
 
 
 def load(
-    f: str | os.PathLike[str] | io.IOBase | Any, map_location: Any = None
+    f: str | os.PathLike[str] | io.IOBase | Any, map_location: Any = None, *,
+    weights_only: bool | None = None, mmap: bool | None = None,
 ) -> OrderedDict[str, Tensor]:
     """Read a safetensors file (a path or a binary file object) into an ``OrderedDict`` of
     name -> Tensor, on ``map_location`` (a device or device string; default: the CPU).
-    Files in any other format (such as pickles from ``torch.save``) are refused."""
+    Files in any other format (such as pickles from ``torch.save``) are refused.
+    ``weights_only`` and ``mmap`` are accepted for PyTorch's spelling and change nothing: a
+    safetensors file holds weights only, and it is read whole."""
     from . import tensor as make_tensor
 
     st_numpy = _safetensors_numpy()
