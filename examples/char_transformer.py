@@ -32,10 +32,9 @@ if not any(name in os.environ for name in _THREAD_VARIABLES):
     os.environ.update(dict.fromkeys(_THREAD_VARIABLES, "1"))
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Iterator, Sequence  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -45,6 +44,9 @@ import retrograd as rg  # noqa: E402
 from retrograd import nn  # noqa: E402
 from retrograd.nn import functional as F  # noqa: E402
 from retrograd.optim import lr_scheduler  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # training_support.py beside it
+from training_support import check_device, progress_bar  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "data" / "tiny_corpus.txt"
 
@@ -197,15 +199,6 @@ class CharTransformer(nn.Module):
         return self.head(self.ln_f(self.blocks(x)))
 
 
-def check_device(device: str) -> None:
-    """Exit with a clear message when ``device`` cannot hold a tensor here."""
-    try:
-        rg.zeros(1, device=device)
-    except Exception as exc:  # the registry's message says what is missing
-        hint = " (install retrograd-cuda with a CUDA GPU)" if device.startswith("cuda") else ""
-        raise SystemExit(f"device {device!r} is not usable here{hint}: {exc}") from exc
-
-
 def make_optimizer(model: nn.Module, lr: float, weight_decay: float) -> rg.optim.Optimizer:
     """AdamW that decays the matrices (linear weights, embeddings) but not biases or
     LayerNorm parameters."""
@@ -282,56 +275,6 @@ def sample(
     return prompt + tokenizer.decode(ids[len(prompt) :])
 
 
-@contextlib.contextmanager
-def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[float], None]]:
-    """Yields ``update(loss)``: a rich bar, else a tqdm bar, else an occasional printed line."""
-    if enabled:
-        try:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-        except ImportError:
-            pass
-        else:
-            columns = (
-                TextColumn("training"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("loss {task.fields[loss]:.3f}"),
-                TimeRemainingColumn(),
-            )
-            with Progress(*columns) as bar:
-                task = bar.add_task("train", total=total, loss=float("nan"))
-                yield lambda loss: bar.update(task, advance=1, loss=loss)
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            with tqdm(total=total, desc="training") as tbar:
-
-                def update(loss: float) -> None:
-                    tbar.update(1)
-                    tbar.set_postfix(loss=f"{loss:.3f}")
-
-                yield update
-            return
-    count = 0
-
-    def plain(loss: float) -> None:
-        nonlocal count
-        count += 1
-        if enabled and (count % max(1, total // 10) == 0 or count == total):
-            print(f"step {count}/{total}  loss {loss:.3f}", flush=True)
-
-    yield plain
-
-
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Run the whole example; returns the numbers it printed (the tests read them)."""
     check_device(args.device)
@@ -358,7 +301,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     scheduler = make_scheduler(optimizer, args.warmup, args.steps)
     losses: list[float] = []
     start = time.perf_counter()
-    with progress_bar(args.steps, not args.no_progress) as update:
+    with progress_bar(args.steps, not args.no_progress, digits=3) as update:
         for _ in range(args.steps):
             x, y = random_batch(train_data, args.context, args.batch_size, rng)
             logits = model(rg.tensor(x, device=args.device))

@@ -18,10 +18,9 @@ Needs ``scikit-learn`` (data), ``matplotlib`` (the plot; skip it with ``--no-plo
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,9 @@ import numpy as np
 import retrograd as rg
 from retrograd import nn
 from retrograd.nn import functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # training_support.py beside it
+from training_support import accuracy, check_device, progress_bar
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -83,73 +85,6 @@ def build_model(hidden: int) -> nn.Module:
         nn.ReLU(),
         nn.Linear(hidden, 10),
     )
-
-
-def check_device(device: str) -> None:
-    try:
-        rg.zeros(1, device=device)
-    except Exception as exc:  # the registry's message says what is missing
-        hint = " (install retrograd-cuda with a CUDA GPU)" if device.startswith("cuda") else ""
-        raise SystemExit(f"device {device!r} is not usable here{hint}: {exc}") from exc
-
-
-def accuracy(model: nn.Module, x: rg.Tensor, y: np.ndarray) -> float:
-    model.eval()
-    with rg.no_grad():
-        logits = model(x)
-    model.train()
-    predicted = logits.argmax(dim=1).cpu().numpy()
-    return float((predicted == y).mean())
-
-
-@contextlib.contextmanager
-def progress_bar(total: int, enabled: bool) -> Iterator[Any]:
-    """Yields ``update(loss)``: a rich bar, else a tqdm bar, else an occasional printed line."""
-    if enabled:
-        try:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-        except ImportError:
-            pass
-        else:
-            columns = (
-                TextColumn("training"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("loss {task.fields[loss]:.4f}"),
-                TimeRemainingColumn(),
-            )
-            with Progress(*columns) as bar:
-                task = bar.add_task("train", total=total, loss=float("nan"))
-                yield lambda loss: bar.update(task, advance=1, loss=loss)
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            with tqdm(total=total, desc="training") as bar:
-
-                def update(loss: float) -> None:
-                    bar.update(1)
-                    bar.set_postfix(loss=f"{loss:.4f}")
-
-                yield update
-            return
-    count = 0
-
-    def plain(loss: float) -> None:
-        nonlocal count
-        count += 1
-        if enabled and (count % max(1, total // 10) == 0 or count == total):
-            print(f"step {count}/{total}  loss {loss:.4f}", flush=True)
-
-    yield plain
 
 
 def plot_losses(losses: list[float], accuracy_value: float, path: Path) -> Path:

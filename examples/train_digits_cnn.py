@@ -29,11 +29,10 @@ if not any(name in os.environ for name in _THREAD_VARIABLES):
     os.environ.update(dict.fromkeys(_THREAD_VARIABLES, "1"))
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Iterator, Sequence  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -43,6 +42,9 @@ import retrograd as rg  # noqa: E402
 from retrograd import nn  # noqa: E402
 from retrograd.nn import functional as F  # noqa: E402
 from retrograd.optim import lr_scheduler  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # training_support.py beside it
+from training_support import accuracy, check_device, progress_bar  # noqa: E402
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -114,76 +116,6 @@ def build_model(channels: int, dropout: float) -> nn.Sequential:
         nn.Dropout(dropout),
         nn.Linear(wide * 4 * 4, 10),
     )
-
-
-def check_device(device: str) -> None:
-    """Exit with a clear message when ``device`` cannot hold a tensor here."""
-    try:
-        rg.zeros(1, device=device)
-    except Exception as exc:  # the registry's message says what is missing
-        hint = " (install retrograd-cuda with a CUDA GPU)" if device.startswith("cuda") else ""
-        raise SystemExit(f"device {device!r} is not usable here{hint}: {exc}") from exc
-
-
-def accuracy(model: nn.Module, x: rg.Tensor, y: np.ndarray) -> float:
-    """Fraction of ``x`` classified as ``y``, in eval mode (BatchNorm's running statistics,
-    no dropout); the model is put back in training mode."""
-    model.eval()
-    with rg.no_grad():
-        logits = model(x)
-    model.train()
-    predicted = logits.argmax(dim=1).cpu().numpy()
-    return float((predicted == y).mean())
-
-
-@contextlib.contextmanager
-def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[float], None]]:
-    """Yields ``update(loss)``: a rich bar, else a tqdm bar, else an occasional printed line."""
-    if enabled:
-        try:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-        except ImportError:
-            pass
-        else:
-            columns = (
-                TextColumn("training"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("loss {task.fields[loss]:.4f}"),
-                TimeRemainingColumn(),
-            )
-            with Progress(*columns) as bar:
-                task = bar.add_task("train", total=total, loss=float("nan"))
-                yield lambda loss: bar.update(task, advance=1, loss=loss)
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            with tqdm(total=total, desc="training") as tbar:
-
-                def update(loss: float) -> None:
-                    tbar.update(1)
-                    tbar.set_postfix(loss=f"{loss:.4f}")
-
-                yield update
-            return
-    count = 0
-
-    def plain(loss: float) -> None:
-        nonlocal count
-        count += 1
-        if enabled and (count % max(1, total // 10) == 0 or count == total):
-            print(f"step {count}/{total}  loss {loss:.4f}", flush=True)
-
-    yield plain
 
 
 def plot_curves(
