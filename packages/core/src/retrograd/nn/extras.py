@@ -12,6 +12,7 @@ from typing import Any
 from ..tensor import Tensor
 from . import init
 from .module import Module
+from .normalization import _NormBase
 from .parameter import Parameter
 
 __all__ = ["Unflatten", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Hardsigmoid",
@@ -231,7 +232,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     """Instance normalization (the shared part of ``InstanceNorm1d/2d``): per-channel
     ``weight`` (ones) and ``bias`` (zeros) when ``affine``; running statistics
     (``running_mean``, ``running_var``, ``num_batches_tracked``) when
@@ -243,47 +244,8 @@ class _InstanceNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
                  dtype: Any = None, *, bias: bool = True) -> None:
-        from .. import empty, int64, ones, tensor, zeros
-
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        """Running mean 0, running variance 1, no batches counted."""
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        """Reset the running statistics, and the weight to ones and the bias to zeros."""
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
         """Normalize each sample's channels (an unbatched input gains and loses a batch

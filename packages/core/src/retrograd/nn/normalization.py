@@ -26,18 +26,11 @@ def _functional() -> Any:
     return functional
 
 
-class _BatchNorm(Module):
-    """Batch normalization over the channel axis 1 (the shared part of ``BatchNorm1d/2d/3d``).
-
-    ``weight``/``bias`` (when ``affine``) start at ones/zeros; the buffers ``running_mean``
-    (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (an int64 0-d count) exist when
-    ``track_running_stats``. In training mode the batch statistics normalize and the running
-    estimates are updated with ``momentum`` (``None``: a cumulative average over the batches
-    counted by ``num_batches_tracked``); in evaluation mode the running estimates normalize
-    (the batch statistics where they are not tracked)."""
-
-    _dims: tuple[int, ...] = ()
-    _expected = ""
+class _NormBase(Module):
+    """What batch and instance normalization share (PyTorch's ``_NormBase``): per-channel
+    ``weight`` (ones) and ``bias`` (zeros) when ``affine`` (``bias=False``: no bias), and the
+    buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (an
+    int64 0-d count) when ``track_running_stats``."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
@@ -83,6 +76,20 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalization over the channel axis 1 (the shared part of ``BatchNorm1d/2d/3d``).
+
+    ``weight``/``bias`` (when ``affine``) start at ones/zeros; the buffers ``running_mean``
+    (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (an int64 0-d count) exist when
+    ``track_running_stats``. In training mode the batch statistics normalize and the running
+    estimates are updated with ``momentum`` (``None``: a cumulative average over the batches
+    counted by ``num_batches_tracked``); in evaluation mode the running estimates normalize
+    (the batch statistics where they are not tracked)."""
+
+    _dims: tuple[int, ...] = ()
+    _expected = ""
 
     def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002 - PyTorch's name
         if input.dim() not in self._dims:
