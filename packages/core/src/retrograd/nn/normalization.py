@@ -26,6 +26,27 @@ def _functional() -> Any:
     return functional
 
 
+def _affine_parameters(module: Module, shape: Any, affine: bool, bias: bool, dtype: Any,
+                       device: Any) -> None:
+    """Register ``weight`` and ``bias`` of ``shape`` (uninitialised) when ``affine``, the bias
+    only when ``bias``; ``None`` in their place otherwise (PyTorch's parameter names either
+    way)."""
+    from .. import empty
+
+    module.register_parameter(
+        "weight", Parameter(empty(shape, dtype=dtype, device=device)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(empty(shape, dtype=dtype, device=device)) if affine and bias else None)
+
+
+def _reset_affine(module: Any) -> None:
+    """The weight (where there is one) to ones and the bias (where there is one) to zeros."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """What batch and instance normalization share (PyTorch's ``_NormBase``): per-channel
     ``weight`` (ones) and ``bias`` (zeros) when ``affine`` (``bias=False``: no bias), and the
@@ -35,7 +56,7 @@ class _NormBase(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
                  dtype: Any = None, *, bias: bool = True) -> None:
-        from .. import empty, int64, ones, tensor, zeros
+        from .. import int64, ones, tensor, zeros
 
         super().__init__()
         self.num_features = num_features
@@ -43,15 +64,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
@@ -72,10 +85,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics, and the weight to ones and the bias to zeros."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
 
 class _BatchNorm(_NormBase):
@@ -164,7 +174,6 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
-        from .. import empty
 
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
@@ -172,23 +181,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)  # type: ignore[arg-type]
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """The weight to ones and the bias to zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
         """Normalize over the last axes (``nn.functional.layer_norm``)."""
@@ -209,7 +207,6 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device: Any = None, dtype: Any = None, *,
                  bias: bool = True) -> None:
-        from .. import empty
 
         super().__init__()
         if num_channels % num_groups != 0:
@@ -219,23 +216,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """The weight to ones and the bias to zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
         """Normalize per (sample, group) (``nn.functional.group_norm``)."""
