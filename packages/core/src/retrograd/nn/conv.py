@@ -168,6 +168,16 @@ class _ConvTransposeNd(_ConvNd):
 
     _transposed = True
 
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, output_padding, device, dtype)
+
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:  # noqa: A002
         """The output padding that gives ``output_size`` (PyTorch's check of its range)."""
         if output_size is None:
@@ -206,16 +216,6 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     _n = 1
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for '
-                             f"{type(self).__name__}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, output_padding, device, dtype)
-
 
 class ConvTranspose2d(_ConvTransposeNd):
     """A 2-D transposed convolution layer (``conv_transpose2d``) with ``weight`` of shape
@@ -223,16 +223,6 @@ class ConvTranspose2d(_ConvTransposeNd):
     PyTorch."""
 
     _n = 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for '
-                             f"{type(self).__name__}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, output_padding, device, dtype)
 
 
 class MaxPool2d(Module):
