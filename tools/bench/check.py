@@ -8,12 +8,17 @@ magnitude of the reference array for the absolute part).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 TOL = {"f64": 1e-9, "f32": 1e-4}
 
 
-def compare(reference: dict[str, list], candidate: dict[str, list], dtype: str) -> tuple[bool, str]:
+def compare(reference: Mapping[str, Any], candidate: Mapping[str, Any], dtype: str
+            ) -> tuple[bool, str]:
+    """Whether ``candidate``'s arrays (or nested lists) equal ``reference``'s to ``TOL``."""
     tol = TOL[dtype]
     if set(reference) != set(candidate):
         return False, f"outputs differ: {sorted(reference)} vs {sorted(candidate)}"

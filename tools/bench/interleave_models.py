@@ -19,52 +19,15 @@ Exit status 1 if a subject disagrees with torch.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from alternate import alternate, ratios  # noqa: E402
+from alternate import measure_three as measure  # noqa: E402
 from threads import set_threads  # noqa: E402
 
 WORKLOADS = ("CNN", "TRANSFORMER")
-SUBJECTS = ("numpy", "torch", "retrograd")
-METRICS = ("step_ms", "fwd_ms", "bwd_ms")
-PAIRS = (("retrograd", "torch"), ("retrograd", "numpy"), ("torch", "numpy"))
-
-
-def measure(workload: str, params: dict, reps: int, threads: int) -> dict:
-    """Per metric: each subject's median and, per pair, the median-of-pairs and best ratios;
-    plus the check against torch (``ok``, ``detail``)."""
-    import check
-    import libs
-    import workloads
-
-    mod = workloads.module(workload)
-    cases = {"numpy": mod.make_case("numpy", params, None),
-             "torch": mod.make_case("torch", params, libs.load("torch", threads=threads)),
-             "retrograd": mod.make_case("retrograd", params, libs.load("retrograd"))}
-    reference = {k: v.tolist() for k, v in cases["torch"].outputs().items()}
-    problems = []
-    for name in ("numpy", "retrograd"):
-        mine = {k: v.tolist() for k, v in cases[name].outputs().items()}
-        ok, detail = check.compare(reference, mine, params["dtype"])
-        if not ok:
-            problems.append(f"{name}: {detail}")
-    for case in cases.values():
-        case.warmup()
-    runs = alternate({name: case.rep for name, case in cases.items()}, reps)
-    out: dict = {"ok": not problems, "detail": "; ".join(problems), "reps": reps}
-    for metric in METRICS:
-        series = {name: [r[metric] for r in runs[name]] for name in SUBJECTS}
-        row: dict[str, float] = {name: statistics.median(s) for name, s in series.items()}
-        for a, b in PAIRS:
-            r = ratios(series[a], series[b])
-            row[f"{a}/{b}"] = r["ratio_median_of_pairs"]
-            row[f"{a}/{b} best"] = r["ratio_best"]
-        out[metric] = row
-    return out
 
 
 def _ms(v: float) -> str:

@@ -19,52 +19,15 @@ Exit status 1 if a subject disagrees with torch.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from alternate import alternate, ratios  # noqa: E402
+from alternate import measure_three as measure  # noqa: E402
 from threads import set_threads  # noqa: E402
 
 WORKLOADS = ("O1", "O2", "O3")
-SUBJECTS = ("numpy", "torch", "retrograd")
-METRICS = ("step_ms", "fwd_ms", "bwd_ms")
-
-
-def measure(workload: str, params: dict, reps: int, threads: int) -> dict:
-    """The medians of each subject and metric, retrograd's and torch's ratios (median of
-    pairs) to torch and the floor, and the check against torch (``ok``, ``detail``)."""
-    import check
-    import libs
-    import workloads
-
-    mod = workloads.module(workload)
-    cases = {"numpy": mod.make_case("numpy", params, None),
-             "torch": mod.make_case("torch", params, libs.load("torch", threads=threads)),
-             "retrograd": mod.make_case("retrograd", params, libs.load("retrograd"))}
-    reference = cases["torch"].outputs()
-    problems = []
-    for name in ("numpy", "retrograd"):
-        ok, detail = check.compare(reference, cases[name].outputs(),  # type: ignore[arg-type]
-                                   params["dtype"])
-        if not ok:
-            problems.append(f"{name}: {detail}")
-    for case in cases.values():
-        case.warmup()
-    runs = alternate({name: case.rep for name, case in cases.items()}, reps)
-    out: dict = {"ok": not problems, "detail": "; ".join(problems), "reps": reps}
-    for metric in METRICS:
-        series = {name: [r[metric] for r in runs[name]] for name in SUBJECTS}
-        out[metric] = {name: statistics.median(s) for name, s in series.items()}
-        out[metric]["retrograd/torch"] = ratios(series["retrograd"],
-                                                series["torch"])["ratio_median_of_pairs"]
-        out[metric]["retrograd/numpy"] = ratios(series["retrograd"],
-                                                series["numpy"])["ratio_median_of_pairs"]
-        out[metric]["torch/numpy"] = ratios(series["torch"],
-                                            series["numpy"])["ratio_median_of_pairs"]
-    return out
 
 
 def _ms(v: float) -> str:
