@@ -1,6 +1,6 @@
 """``retrograd.nn``: modules (``Linear``, ``Sequential`` ...) and ``functional``."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 
 try:
     from .modules import *  # noqa: F403
