@@ -44,7 +44,7 @@ def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
     session.install("pip>=24")
     if with_torch:
         session.install(TORCH)
-    session.install("-e", f"{CORE}[test]")
+    session.install("-e", f"{CORE}[test,mpi]")
     if _present(CONFORMANCE):
         session.install("-e", f"{CONFORMANCE}[torch]" if with_torch else CONFORMANCE)
     if _present(VENDOR_EXAMPLE):
@@ -62,8 +62,9 @@ def tests(session: nox.Session) -> None:
     session.install("pytest>=8", "hypothesis>=6", "rich", "graphviz", "playwright",
                     "scikit-learn", "matplotlib", "tqdm", "psutil")
     paths = [str(p) for p in sorted((ROOT / "packages").glob("*/tests")) if p.is_dir()]
+    # the MPI tests (mpiexec -n 2 and -n 4) must run here, not skip: mpi4py and mpich are in
     session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs,
-                env=_QUIET_BLAS)
+                env={**_QUIET_BLAS, "RETROGRAD_REQUIRE_MPI": "1"})
 
 
 @nox.session(python="3.11")
@@ -129,6 +130,6 @@ def cuda(session: nox.Session) -> None:
     reduction's summation order; the gpu tests skip, saying why, unless a GPU is present.
     Only NVRTC is installed from the CUDA toolkit (CuPy bundles the headers it compiles with)."""
     session.install("pip>=24")
-    session.install("-e", f"{CORE}[test]")
+    session.install("-e", f"{CORE}[test,mpi]")
     session.install("-e", f"{CUDA}[cuda12]", "cupy-cuda12x==14.0.0", "nvidia-cuda-nvrtc-cu12")
     session.run("pytest", "-q", "-rs", "packages/cuda/tests", *session.posargs, env=_QUIET_BLAS)

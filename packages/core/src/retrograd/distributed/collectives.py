@@ -131,7 +131,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
         send = _device_stack(parts)
     else:
         send = np.stack(parts)
-    recv = _empty_like_many(parts[0], 1)[0] if parts else None
+    recv = _empty_like_many(parts[0], 1)[0]
     req = g.comm.Ireduce_scatter_block(send, recv, op=mpi_op)
 
     def finish() -> None:

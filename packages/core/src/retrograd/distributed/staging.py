@@ -31,7 +31,7 @@ def buffer_of(t: Tensor, group: Any, *, writable: bool) -> tuple[Any, bool]:
     if isinstance(arr, np.ndarray):
         if arr.flags.c_contiguous and arr.dtype != np.float16 and (
                 not writable or (arr.flags.writeable and t._vc is not None)):
-            if writable:
+            if writable and t._vc is not None:
                 bump(t._vc)  # written in place below: an in-place change (E7)
             return arr, True
         return _host_copy(np.asarray(arr)), False

@@ -8,4 +8,4 @@ try:
 except ImportError:  # pragma: no cover - only while modules.py is being written
     _modules_all = []
 
-__all__ = ["functional", "init", "utils", *_modules_all]
+__all__ = ["functional", "init", "parallel", "utils", *_modules_all]

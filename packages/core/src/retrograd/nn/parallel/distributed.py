@@ -8,7 +8,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-
 from ...distributed.collectives import broadcast
 from ...distributed.process_group import ProcessGroup, default_group
 from ...grad_mode import is_grad_enabled
@@ -108,7 +107,7 @@ class DistributedDataParallel(Module):
 
 
 def _states(module: Module) -> list[tuple[str, Any]]:
-    out = [(n, p) for n, p in module.named_parameters()]
+    out: list[tuple[str, Any]] = [(n, p) for n, p in module.named_parameters()]
     out += [(n, b) for n, b in module.named_buffers() if b is not None]
     return out
 

@@ -66,6 +66,7 @@ class Reducer:
         self._queued = False
         self._unused: list[int] = []
         self.last_wait_s = 0.0  # time the last backward's end waited for communication
+        self.reductions = 0  # backwards whose gradients were averaged across the ranks
         self._handles = [p.register_hook(partial(self._on_grad, i))
                          for i, p in enumerate(self.params)]
 
@@ -168,6 +169,7 @@ class Reducer:
                 off, n = b.offsets[k], b.sizes[k]
                 _write_grad(self.params[i], b.buffer[off:off + n])
         if self._next == len(self.buckets):
+            self.reductions += 1
             self.armed = False  # else: the next forward reports the parameters left out
 
     # -- helpers ----------------------------------------------------------------------------
