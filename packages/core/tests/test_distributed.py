@@ -145,6 +145,7 @@ def test_collectives(n):
 # on 4 ranks (2 cores, oversubscribed) the default and the smallest only
 _CASES = [(n, mode, cap) for mode in ("plain", "no_sync", "unused")
           for n, caps in ((2, ("25", "0.004", "0.0001")), (4, ("25", "0.0001"))) for cap in caps]
+_CASES.append((2, "user_hook", "0.0001"))  # a parameter hook the user adds after wrapping
 
 
 @needs_mpi

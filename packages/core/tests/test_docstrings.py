@@ -1,6 +1,6 @@
 """Every public name has a docstring: each public ``Tensor`` attribute (method, property, or
-slot) and each callable in the ``__all__`` of ``retrograd``, ``retrograd.nn.functional`` and
-``retrograd.autograd``.
+slot) and each callable in the ``__all__`` of ``retrograd``, ``retrograd.nn.functional``,
+``retrograd.autograd``, ``retrograd.distributed`` and ``retrograd.nn.parallel``.
 
 Why: the API is PyTorch's, and ``help(x.op)`` is where a user learns what retrograd's op
 computes and records. A new op or method without one fails here, naming it."""
@@ -13,6 +13,7 @@ from typing import Any
 
 import retrograd
 import retrograd.autograd
+import retrograd.distributed
 import retrograd.nn.functional
 
 
@@ -65,7 +66,8 @@ def test_every_public_tensor_attribute_has_a_docstring() -> None:
 
 def test_every_public_function_has_a_docstring() -> None:
     missing = []
-    for module in (retrograd, retrograd.nn.functional, retrograd.autograd):
+    for module in (retrograd, retrograd.nn.functional, retrograd.autograd, retrograd.distributed,
+                   retrograd.nn.parallel):
         missing += _undocumented_callables(module)
     assert not missing, f"public callables without a docstring: {missing}"
 

@@ -146,8 +146,11 @@ def ddp_equal(cap_mb: str, mode: str) -> None:
         for p in net.parameters():
             p.add_(0.01 * r)
     ddp = DDP(net, bucket_cap_mb=float(cap_mb), find_unused_parameters=unused)
-    train(net, ddp, slice(r * share, (r + 1) * share), accumulate, mode == "no_sync")
     ref = model(unused)
+    if mode == "user_hook":  # registered after DDP's: the reducer must see its result
+        for m in (net, ref):
+            m.fc1.weight.register_hook(lambda g: g * 2)  # type: ignore[union-attr]
+    train(net, ddp, slice(r * share, (r + 1) * share), accumulate, mode == "no_sync")
     train(ref, ref, slice(0, BATCH), accumulate, False)
     rel = max(float(((a - b).abs().max() / b.abs().max()).item())
               for a, b in zip(net.parameters(), ref.parameters(), strict=True))

@@ -67,8 +67,8 @@ class Reducer:
         self._unused: list[int] = []
         self.last_wait_s = 0.0  # time the last backward's end waited for communication
         self.reductions = 0  # backwards whose gradients were averaged across the ranks
-        self._handles = [p.register_hook(partial(self._on_grad, i))
-                         for i, p in enumerate(self.params)]
+        self._handles: list[Any] = []
+        self._hook()
 
     # -- the step ---------------------------------------------------------------------------
     def prepare_for_backward(self, outputs: Any) -> None:
@@ -92,6 +92,7 @@ class Reducer:
         self._inflight = []
         self._queued = False
         self._unused = self._unused_in(outputs) if self.find_unused else []
+        self._hook()
         self.armed = True
 
     def _on_grad(self, i: int, grad: Tensor) -> None:
@@ -215,6 +216,14 @@ class Reducer:
             for k, i in enumerate(b.params):
                 where[i] = (b, k)
         self._where = where
+
+    def _hook(self) -> None:
+        """(Re)register the gradient hooks, so that they run after every hook the user put
+        on a parameter before this forward: the reducer packs the gradient as the user's
+        hooks leave it, as PyTorch's reducer (an ``AccumulateGrad`` hook) does."""
+        self.remove_hooks()
+        self._handles = [p.register_hook(partial(self._on_grad, i))
+                         for i, p in enumerate(self.params)]
 
     def remove_hooks(self) -> None:
         """Detach the reducer from the parameters."""
