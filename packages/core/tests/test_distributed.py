@@ -133,12 +133,16 @@ def test_collectives(n):
         expect = sum(10 * q + r for q in range(n))
         assert out["reduce_scatter"] == [expect] * 2
         assert out["reduce_scatter_avg"] == pytest.approx([expect / n] * 2)
+        padded = list(range(10)) + list(range(10))[: (-10) % n]
+        assert out["sampler"] == padded[r::n]  # the group's rank and size, torch's padding
         errors = out["errors"]
         assert errors["avg_int"].startswith("ValueError: ReduceOp.AVG")
         assert errors["bad_src"].startswith(f"ValueError: src={n} is not a rank")
         assert errors["short_list"].startswith("ValueError: all_gather: tensor_list has 1")
         assert errors["bad_op"].startswith("TypeError: op must be")
         assert errors["not_tensor"].startswith("TypeError: all_reduce: expected a retrograd")
+    shuffled = [i for out in res for i in out["sampler_shuffled"]]  # one permutation, split
+    assert sorted(set(shuffled)) == list(range(10)) and len(shuffled) == 10 + (-10) % n
 
 
 # bucket caps: the default (one bucket), two parameters a bucket, one parameter a bucket;

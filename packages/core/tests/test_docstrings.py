@@ -1,6 +1,6 @@
 """Every public name has a docstring: each public ``Tensor`` attribute (method, property, or
 slot) and each callable in the ``__all__`` of ``retrograd``, ``retrograd.nn.functional``,
-``retrograd.autograd``, ``retrograd.distributed`` and ``retrograd.nn.parallel``.
+``retrograd.autograd``, ``retrograd.distributed``, ``retrograd.nn.parallel`` and ``retrograd.utils.data``.
 
 Why: the API is PyTorch's, and ``help(x.op)`` is where a user learns what retrograd's op
 computes and records. A new op or method without one fails here, naming it."""
@@ -15,6 +15,7 @@ import retrograd
 import retrograd.autograd
 import retrograd.distributed
 import retrograd.nn.functional
+import retrograd.utils.data
 
 
 def _doc(obj: Any, owner: type | None = None, name: str = "") -> str | None:
@@ -67,7 +68,7 @@ def test_every_public_tensor_attribute_has_a_docstring() -> None:
 def test_every_public_function_has_a_docstring() -> None:
     missing = []
     for module in (retrograd, retrograd.nn.functional, retrograd.autograd, retrograd.distributed,
-                   retrograd.nn.parallel):
+                   retrograd.nn.parallel, retrograd.utils.data):
         missing += _undocumented_callables(module)
     assert not missing, f"public callables without a docstring: {missing}"
 

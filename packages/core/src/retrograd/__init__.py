@@ -8,7 +8,7 @@
     20.0
 """
 
-from . import autograd, backends, linalg, nn
+from . import autograd, backends, linalg, nn, utils
 from .autograd import Function
 from .backends import available_backends, get_backend, register_backend
 from .dtypes import (
@@ -132,7 +132,7 @@ globals().update(_declared_functions())
 __version__ = "0.1.0"
 
 __all__ = [
-    "save", "load",
+    "save", "load", "utils",
     "DTypeError", "Device", "DType", "DoubleBackwardUnsupported", "Function", "GraphFreedError",
     "allclose",
     "ShapeError",

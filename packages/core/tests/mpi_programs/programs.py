@@ -72,6 +72,10 @@ def collectives() -> None:
         except Exception as e:  # noqa: BLE001 - the class is what is compared
             errors[key] = f"{type(e).__name__}: {e}"
     out["errors"] = errors
+    from retrograd.utils.data import DistributedSampler
+
+    out["sampler"] = list(DistributedSampler(range(10), shuffle=False))
+    out["sampler_shuffled"] = list(DistributedSampler(range(10), seed=3))
     dist.barrier()
     work = dist.barrier(async_op=True)
     work.wait()

@@ -3,7 +3,6 @@ dataset, the shards together covering it (padded or trimmed to divide evenly).""
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -16,20 +15,13 @@ __all__ = ["DistributedSampler"]
 
 
 def _process_group() -> Any:
-    """``retrograd.distributed`` when it is present and its default process group is up;
-    otherwise ``RuntimeError``, as PyTorch raises when its distributed package is missing.
+    """``retrograd.distributed``, imported on demand so that data loading never pulls it in
+    when ``num_replicas`` and ``rank`` are given. As in torch, asking it for the world size
+    without an initialized group raises its ValueError ("Default process group has not been
+    initialized ...")."""
+    from ... import distributed
 
-    Imported on demand (not at module import) so that data loading works without the
-    distributed package, and so that a sampler given ``num_replicas`` and ``rank`` never
-    touches it."""
-    try:
-        dist = importlib.import_module("retrograd.distributed")
-    except ImportError:
-        dist = None
-    is_initialized = getattr(dist, "is_initialized", None)
-    if is_initialized is None or not is_initialized():
-        raise RuntimeError("Requires distributed package to be available")
-    return dist
+    return distributed
 
 
 class DistributedSampler(Sampler[int]):

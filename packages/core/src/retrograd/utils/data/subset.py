@@ -68,7 +68,7 @@ def _lengths_from_fractions(fractions: Sequence[float], total: int) -> list[int]
             raise ValueError(f"Fraction at index {i} is not between 0 and 1")
         lengths.append(math.floor(total * frac))
     for i in range(total - sum(lengths)):
-        lengths[-1 - i % len(lengths)] += 1
+        lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
             warnings.warn(f"Length of split at index {i} is 0. "
