@@ -133,6 +133,9 @@ def test_collectives(n):
         expect = sum(10 * q + r for q in range(n))
         assert out["reduce_scatter"] == [expect] * 2
         assert out["reduce_scatter_avg"] == pytest.approx([expect / n] * 2)
+        if "other_backend" in out:  # the vendor example backend: staged through the host
+            assert out["other_backend"] == [[total, 2.0 * total], "array_api_strict",
+                                            [[q, q] for q in range(n)]]
         padded = list(range(10)) + list(range(10))[: (-10) % n]
         assert out["sampler"] == padded[r::n]  # the group's rank and size, torch's padding
         errors = out["errors"]
@@ -163,6 +166,15 @@ def test_ddp_equals_one_process(n, mode, cap_mb):
         assert (out["buckets"] == 1) if cap_mb == "25" else (out["buckets"] >= 2), out
         assert out["reductions"] == 20  # one per step: no_sync's micro-batches do not talk
         assert out["spare_grad_none"]
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_a_parameter_used_on_one_rank_only(n):
+    rc, res, text = run(n, "ddp_partly_used")
+    assert rc == 0, text
+    for out in res:
+        assert out["rel"] < 1e-12 and out["spare_grad"], out
 
 
 @needs_mpi

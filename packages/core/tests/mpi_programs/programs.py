@@ -72,6 +72,12 @@ def collectives() -> None:
         except Exception as e:  # noqa: BLE001 - the class is what is compared
             errors[key] = f"{type(e).__name__}: {e}"
     out["errors"] = errors
+    if "array_api_strict" in rg.available_backends():  # a backend staged through host memory
+        a = rg.tensor([1.0, 2.0], device="array_api_strict") * (r + 1)
+        dist.all_reduce(a)
+        lst = [rg.zeros(2, device="array_api_strict") for _ in range(n)]
+        dist.all_gather(lst, a * 0 + r)
+        out["other_backend"] = [a.tolist(), str(a.device), [x.tolist() for x in lst]]
     from retrograd.utils.data import DistributedSampler
 
     out["sampler"] = list(DistributedSampler(range(10), shuffle=False))
@@ -161,6 +167,47 @@ def ddp_equal(cap_mb: str, mode: str) -> None:
     spare_grad = None if not unused else net.spare.weight.grad  # type: ignore[union-attr]
     report(world=n, rel=rel, buckets=len(ddp.reducer.buckets), reductions=ddp.reducer.reductions,
            spare_grad_none=spare_grad is None, mode=mode)
+
+
+def ddp_partly_used() -> None:
+    """A layer that only rank 0 uses (find_unused_parameters=True): on the other ranks it
+    counts as zero, so its .grad there is rank 0's gradient / N -- what one process computes
+    from the sum of the shards' losses / N."""
+    r, n = dist.get_rank(), dist.get_world_size()
+    share = BATCH // n
+
+    def forward(net: rg.nn.Module, x: rg.Tensor, extra: bool) -> rg.Tensor:
+        h = rg.tanh(net.fc2(rg.tanh(net.fc1(x))))  # type: ignore[operator]
+        out = net.head(h)  # type: ignore[operator]
+        return out + net.spare(h) if extra else out  # type: ignore[operator]
+
+    class Wrapped(rg.nn.Module):
+        def __init__(self, net: rg.nn.Module) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, x: rg.Tensor, extra: bool) -> rg.Tensor:
+            return forward(self.net, x, extra)
+
+    net, ref = model(unused=True), model(unused=True)
+    ddp = DDP(Wrapped(net), bucket_cap_mb=0.0001, find_unused_parameters=True)
+    x, y = data()
+    opt = rg.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    opt_ref = rg.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    for s in range(STEPS):
+        opt.zero_grad()
+        part = slice(r * share, (r + 1) * share)
+        ((ddp(x[s][part], r == 0) - y[s][part]) ** 2).mean().backward()
+        opt.step()
+        opt_ref.zero_grad()
+        total = sum((((forward(ref, x[s][q * share:(q + 1) * share], q == 0)
+                       - y[s][q * share:(q + 1) * share]) ** 2).mean() for q in range(n)),
+                    rg.tensor(0.0, dtype=rg.float64))
+        (total / n).backward()
+        opt_ref.step()
+    rel = max(float(((a - b).abs().max() / b.abs().max()).item())
+              for a, b in zip(net.parameters(), ref.parameters(), strict=True))
+    report(rel=rel, spare_grad=net.spare.weight.grad is not None)  # type: ignore[union-attr]
 
 
 def ddp_hooks_during_walk() -> None:

@@ -61,13 +61,23 @@ def to_buffer_dtype(arr: np.ndarray) -> np.ndarray:
     return arr.astype(np.float32) if arr.dtype == np.float16 else arr
 
 
+def host_dtype(t: Tensor) -> np.dtype:
+    """The NumPy dtype of ``t``'s values (whatever array type its backend uses)."""
+    return np.dtype(t.dtype.name)
+
+
 def write_back(t: Tensor, values: Any) -> None:
-    """Copy ``values`` (a host or device array of ``t``'s shape) into ``t``, in place."""
+    """Copy ``values`` (a host array, or a device array of ``t``'s backend, of ``t``'s
+    shape) into ``t``, in place: ``copy_`` casts and moves it to ``t``'s device."""
     if isinstance(values, np.ndarray):
-        src = Tensor(t.backend.asarray(values.astype(t._data.dtype, copy=False))
-                     if t.backend.name != "cpu" else values.astype(t._data.dtype, copy=False),
-                     t.backend)
+        src = Tensor(values, _host_backend())
     else:
         src = Tensor(values, t.backend)
     with no_grad():
         t.copy_(src.reshape(t.shape))
+
+
+def _host_backend() -> Any:
+    from ..backends.registry import backend_for_device
+
+    return backend_for_device("cpu")[0]

@@ -27,7 +27,7 @@ import numpy as np
 from ...autograd.accumulate import AccumulateGrad
 from ...autograd.engine import Engine
 from ...distributed.process_group import ProcessGroup, wait_requests
-from ...distributed.staging import write_back
+from ...distributed.staging import host_dtype, write_back
 from ...tensor import Tensor
 from .buckets import Bucket, assign_buckets
 
@@ -52,7 +52,7 @@ class Reducer:
         self.cap_bytes = cap_bytes
         self.find_unused = find_unused_parameters
         self._numels = [p.numel() for p in self.params]
-        self._dtypes = [np.dtype(p._data.dtype) for p in self.params]
+        self._dtypes = [host_dtype(p) for p in self.params]
         self.buckets = assign_buckets(range(len(self.params))[::-1], self._numels, self._dtypes,
                                       cap_bytes)
         self._where: list[tuple[Bucket, int]] = []
@@ -239,9 +239,12 @@ def _host(t: Tensor) -> np.ndarray:
 def _write_grad(p: Tensor, flat: np.ndarray) -> None:
     """``p.grad`` = ``flat`` (reshaped), in place where ``.grad`` already exists."""
     g = p.grad
-    if g is None:
-        values = flat.reshape(tuple(p.shape)).astype(np.dtype(p._data.dtype), copy=True)
-        p.grad = Tensor(p.backend.asarray(values), p.backend)
+    if g is None:  # used on another rank only: the average is its gradient here
+        from ...ops.creation import zeros_like
+
+        g = zeros_like(p, requires_grad=False)
+        write_back(g, flat.reshape(tuple(p.shape)))
+        p.grad = g
         return
     arr = g._data
     if isinstance(arr, np.ndarray) and arr.flags.c_contiguous and arr.flags.writeable \
