@@ -112,6 +112,9 @@ def bench(session: nox.Session) -> None:
     _install_stack(session)
     session.install("psutil")
     session.run("python", "tools/bench/run.py", *session.posargs)
+    # data-parallel W3: mpiexec -n 1 against -n 2 (docs/distributed.md)
+    session.run("python", "tools/bench/ddp_w3.py",
+                *(["--quick"] if "--quick" in session.posargs else []))
 
 
 @nox.session(python="3.11")

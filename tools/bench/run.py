@@ -10,6 +10,7 @@ steps (CNN, TRANSFORMER, CNN-MEM) on retrograd, torch and NumPy.
     python tools/bench/interleave_ops.py      the same, one process, alternating (the docs' table)
     python tools/bench/run.py --workloads CNN,TRANSFORMER,CNN-MEM   the model steps, 1 thread
     python tools/bench/interleave_models.py   the model steps, one process, alternating
+    python tools/bench/ddp_w3.py              W3 data-parallel: 2 MPI ranks against 1 process
 
 Every measurement runs each library in its own fresh process (child.py), several processes per
 library, interleaved; medians over repetitions after a warm-up, then the median over processes.

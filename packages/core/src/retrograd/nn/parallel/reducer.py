@@ -163,12 +163,11 @@ class Reducer:
         self.last_wait_s = time.perf_counter() - start
         scale = 1.0 / self.group.size
         for b in launched:
-            np.multiply(b.buffer, scale, out=b.buffer)
             for k, i in enumerate(b.params):
                 if globally_used is not None and not globally_used[i]:
                     continue  # unused on every rank: its .grad stays as it was
                 off, n = b.offsets[k], b.sizes[k]
-                _write_grad(self.params[i], b.buffer[off:off + n])
+                _write_grad(self.params[i], b.buffer[off:off + n], scale)
         if self._next == len(self.buckets):
             self.reductions += 1
             self.armed = False  # else: the next forward reports the parameters left out
@@ -236,14 +235,15 @@ def _host(t: Tensor) -> np.ndarray:
     return np.asarray(t.backend.to_numpy(t._data))
 
 
-def _write_grad(p: Tensor, flat: np.ndarray) -> None:
-    """``p.grad`` = ``flat`` (reshaped), in place where ``.grad`` already exists."""
+def _write_grad(p: Tensor, flat: np.ndarray, scale: float) -> None:
+    """``p.grad`` = ``flat * scale`` (reshaped), in place where ``.grad`` already exists: one
+    pass over the bucket's slice."""
     g = p.grad
     if g is None:  # used on another rank only: the average is its gradient here
         from ...ops.creation import zeros_like
 
         g = zeros_like(p, requires_grad=False)
-        write_back(g, flat.reshape(tuple(p.shape)))
+        write_back(g, (flat * scale).reshape(tuple(p.shape)))
         p.grad = g
         return
     arr = g._data
@@ -251,10 +251,10 @@ def _write_grad(p: Tensor, flat: np.ndarray) -> None:
             and g._vc is not None:
         from ..._version import bump
 
-        arr.reshape(-1)[...] = flat
+        np.multiply(flat, scale, out=arr.reshape(-1), casting="unsafe")
         bump(g._vc)
     else:
-        write_back(g, flat.reshape(tuple(p.shape)))
+        write_back(g, (flat * scale).reshape(tuple(p.shape)))
 
 
 def _tensors(obj: Any) -> Iterator[Tensor]:
