@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .base import Backend
+from .chunked import chunked_elementwise
 from .gemm import matmul_wt
 from .host import quiet, quiet_call, unquiet
 from .reference import COMPOSITES
@@ -338,6 +339,8 @@ class NumpyBackend(Backend):
             },
             array_type=np.ndarray,
         )
+        # the optimizers' update arithmetic: the reference kernel, chunk by chunk (chunked.py)
+        self.kernels["fma_rounded_once"] = chunked_elementwise(self.kernels["fma_rounded_once"])
         # ``ops`` as a _KernelNamespace, its composites bound to it rather than to the plain
         # namespace the base class built
         plain, ops = self.ops, _KernelNamespace()

@@ -69,6 +69,15 @@ def class_target_error(value: int | None, num_classes: int) -> Exception:
 
 
 _NO_BASE = object()  # may_alias: the array type has no ``base`` attribute
+_SPLIT = 134217729.0  # 2**27 + 1: splits a float64 into two 26-bit halves
+
+
+def _veltkamp(a: Any) -> tuple[Any, Any]:
+    """Veltkamp's split: ``a == hi + lo`` exactly, each half with at most 26 significant
+    bits (an array or a Python float)."""
+    c = a * _SPLIT
+    hi = c - (c - a)
+    return hi, a - hi
 
 
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
@@ -334,6 +343,26 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
     def accumulate_(dst: Any, src: Any) -> None:
         operator.iadd(dst, src)
 
+    def fma_rounded_once(a: Any, b: Any, c: Any) -> Any:
+        """``a * b + c`` rounded once to ``c``'s dtype, as PyTorch's CPU update kernels
+        (compiled with contraction) compute it; ``a``/``b`` arrays of ``c``'s shape or Python
+        numbers. float64: Dekker's exact product, added in twice the precision; narrower
+        floats: computed in float64 (where the product is exact) and rounded once."""
+        if c.dtype != xp.float64:
+            w = xp.float64
+            a64 = a if _is_number(a) else xp.astype(a, w)
+            b64 = b if _is_number(b) else xp.astype(b, w)
+            return xp.astype(a64 * b64 + xp.astype(c, w), c.dtype)
+        p = a * b
+        ah, al = _veltkamp(a)
+        bh, bl = _veltkamp(b)
+        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # a * b == p + err exactly
+        s = p + c
+        back = s - p
+        rest = (p - (s - back)) + (c - back)  # p + c == s + rest exactly
+        r = s + (rest + err)
+        return xp.where(xp.isfinite(r), r, s)  # overflow or inf/nan inputs: the plain sum
+
     def assign_(dst: Any, src: Any) -> None:
         dst[...] = src
 
@@ -464,6 +493,7 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "any_nonfinite": any_nonfinite,
         "isnan": xp.isnan,
         "accumulate_": accumulate_,
+        "fma_rounded_once": fma_rounded_once,
         "iadd": operator.iadd,
         "isub": operator.isub,
         "imul": operator.imul,

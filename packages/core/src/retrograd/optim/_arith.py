@@ -3,8 +3,9 @@
 PyTorch's CPU kernels for ``add(x, alpha=a)``, ``addcmul`` and ``lerp`` are compiled with
 floating-point contraction, so ``x + a * y`` is one fused multiply-add (a single rounding),
 while ``addcdiv`` (``x + (v * t1) / t2``) and ``mul``/``div``/``sqrt`` round every operation.
-Array libraries have no fused multiply-add, so ``fma`` here computes the exact product with
-Dekker's error-free split and adds it in twice the precision: float64 updates then agree with
+Array libraries have no fused multiply-add, so ``fma`` here (the backends'
+``fma_rounded_once`` kernel) computes the exact product with Dekker's error-free split and
+adds it in twice the precision: float64 updates then agree with
 ``torch.optim`` to the last bit (except, with probability about 2**-50 per element, a sum that
 falls on a rounding tie after the error term was rounded). Other float dtypes are computed in
 float64 and rounded once to their own dtype.
@@ -20,8 +21,6 @@ from ..tensor import Tensor
 
 __all__ = ["fma", "lerp", "addcmul", "addcdiv", "scalar_for"]
 
-_SPLIT = 134217729.0  # 2**27 + 1: splits a float64 into two 26-bit halves
-
 
 def scalar_for(value: float, like: Tensor) -> float:
     """``value`` as PyTorch uses a Python scalar with a tensor of ``like``'s dtype: rounded
@@ -31,33 +30,22 @@ def scalar_for(value: float, like: Tensor) -> float:
     return float(struct.unpack("f", struct.pack("f", float(value)))[0])
 
 
-def _split(a: Any) -> tuple[Any, Any]:
-    """Veltkamp's split: ``a == hi + lo`` exactly, each half with at most 26 significant bits."""
-    c = a * _SPLIT
-    hi = c - (c - a)
-    return hi, a - hi
+def _raw(x: Any, c: Tensor) -> Any:
+    """``x`` as the update kernel takes it: a Python number rounded as PyTorch uses it with
+    ``c``, or a tensor's array in ``c``'s dtype on ``c``'s backend (it may broadcast)."""
+    if not isinstance(x, Tensor):
+        return scalar_for(x, c)
+    if x.backend is not c.backend or x.dtype is not c.dtype:
+        x = x.to(dtype=c.dtype, device=c.device)
+    return x._data
 
 
 def fma(a: Any, b: Any, c: Tensor) -> Tensor:
     """``a * b + c`` rounded once, in ``c``'s dtype (``a``/``b`` tensors or Python floats,
-    at least one a tensor)."""
-    from ..ops.activations import isfinite
-    from ..ops.elementwise import where
-
-    if c.dtype is dtypes.float64:
-        p = a * b
-        ah, al = _split(a)
-        bh, bl = _split(b)
-        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # a * b == p + err exactly
-        s = p + c
-        back = s - p
-        rest = (p - (s - back)) + (c - back)  # p + c == s + rest exactly
-        r = s + (rest + err)
-        return where(isfinite(r), r, s)  # overflow or inf/nan inputs: the plain sum
-    wide = dtypes.float64
-    a64 = a.to(wide) if isinstance(a, Tensor) else scalar_for(a, c)
-    b64 = b.to(wide) if isinstance(b, Tensor) else scalar_for(b, c)
-    return (a64 * b64 + c.to(wide)).to(c.dtype)
+    at least one a tensor): the backend's ``fma_rounded_once`` kernel (Dekker's exact product
+    for float64, float64 arithmetic for narrower floats). The optimizers call it under
+    ``no_grad``: the result is a new tensor outside autograd."""
+    return Tensor(c.backend.ops.fma_rounded_once(_raw(a, c), _raw(b, c), c._data), c.backend)
 
 
 def lerp(start: Tensor, end: Tensor, weight: float) -> Tensor:
