@@ -24,6 +24,7 @@ CORE = "./packages/core"
 CONFORMANCE = "./packages/conformance"
 CUDA = "./packages/cuda"
 VENDOR_EXAMPLE = "./packages/conformance/examples/retrograd-array-api-strict"
+TORCH_BACKEND = "./packages/torch"
 TORCH = os.environ.get("RETROGRAD_TORCH", "torch==2.13.0")
 
 nox.options.sessions = ["tests", "lint"]
@@ -51,6 +52,9 @@ def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
         session.install("-e", VENDOR_EXAMPLE)
     if _present(CUDA):
         session.install("-e", CUDA)
+    if with_torch and _present(TORCH_BACKEND):
+        # retrograd over torch tensors (array-api-compat): a backend the suite runs on too
+        session.install("-e", TORCH_BACKEND)
 
 
 @nox.session(python="3.11")
@@ -60,7 +64,9 @@ def tests(session: nox.Session) -> None:
     # the real parts the nn/viz/trace/example tests drive: Graphviz bindings, a browser driver
     # (Debian's chromium; .ci/run installs it), scikit-learn's bundled digits, matplotlib
     session.install("pytest>=8", "hypothesis>=6", "rich", "graphviz", "playwright",
-                    "scikit-learn", "matplotlib", "tqdm", "psutil")
+                    "scikit-learn", "matplotlib", "tqdm", "psutil",
+                    # the capabilities checks run a real JAX (immutable arrays)
+                    "jax[cpu]", "array-api-compat")
     paths = [str(p) for p in sorted((ROOT / "packages").glob("*/tests")) if p.is_dir()]
     # the MPI tests (mpiexec -n 2 and -n 4) must run here, not skip: mpi4py and mpich are in
     session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs,

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import __version__
+from .capabilities import capability_results
 from .cases import DOCUMENT_CASES, SEMANTICS_CASES
 from .errors import Raised
 from .opdb import OPS
@@ -55,7 +56,7 @@ try:  # the fusion and kernels groups, run with the semantics suite
 except ImportError:  # pragma: no cover - a package without them
     FUSION_FAMILY = ()
 
-SUITES = ("documents", "semantics", "opdb", "programs")
+SUITES = ("capabilities", "documents", "semantics", "opdb", "programs")
 #: The semantics suite: the semantics family, then the fusion family (same case type, judge).
 SEMANTICS_SUITE = tuple(SEMANTICS_CASES) + tuple(FUSION_FAMILY)
 
@@ -443,7 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupted = False
     with ProgressLine(not args.no_progress) as progress:
         try:
-            report.results += unavailable_results(subjects, suites)
+            report.results += unavailable_results(
+                subjects, [s for s in suites if s != "capabilities"])
             complete = not (args.pattern or args.suite)  # a full run: coverage is judged
             with _kernel_coverage(subjects) if complete else nullcontext(None) as coverage:
                 _run_suites(report, suites, wanted, subjects, available, oracles, oracle, args,
@@ -498,6 +500,9 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
                 subjects: list[Subject], available: list[Subject], oracles: list[Subject],
                 oracle: str | None, args: argparse.Namespace, progress: ProgressLine) -> None:
     """Every suite, one check at a time, so the progress line can follow."""
+    if "capabilities" in suites:  # each backend's declared claims, before anything relies on them
+        report.results += [r for r in capability_results(available)
+                           if wanted(f"capabilities/{r.id}")]
     if "documents" in suites:
         cases = [c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")]
         progress.suite("documents", len(cases),

@@ -674,8 +674,11 @@ def run_default(subjects: list[Subject], oracles: list[Subject], *,
     generated programs -- with the kernels of every available retrograd subject counted, and
     the coverage results appended. What ``retrograd-conformance`` runs without options."""
     oracle = next((o.name for o in oracles if o.available), None)
+    from .capabilities import capability_results
+
     results: list[Result] = unavailable_results(
         subjects, ("documents", "semantics", "opdb", "programs"))
+    results += capability_results(subjects)
     with KernelCoverage.for_subjects(subjects) as coverage:
         results += document_results(subjects, oracles)
         results += semantics_results(subjects, oracles, SEMANTICS_CASES + FUSION_FAMILY)

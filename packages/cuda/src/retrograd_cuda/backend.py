@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from retrograd.backends import Backend, reference_kernels
+from retrograd.backends import Backend, Capabilities, reference_kernels
 from retrograd.errors import RetrogradError
 
 from . import availability
@@ -105,6 +105,8 @@ def device_guard(fn: Callable[..., Any], ndarray: type, current: Callable[[], in
 
 class CudaBackend(Backend):
     """CuPy storage on NVIDIA GPUs. ``cuda:N`` selects device N; ``cuda`` the current one."""
+
+    capabilities = Capabilities(memory="device", devices=("cuda",))
 
     def __init__(self, name: str = "cuda") -> None:
         # Backend.__init__ needs the namespace, hence CuPy; it runs in _materialize instead.

@@ -1,7 +1,9 @@
 """Backends: the protocol, the registry and the reference kernels. Only this package imports
 an array library; ops and autograd reach arrays through ``tensor.backend``."""
 
+from .array_api import ArrayAPIBackend
 from .base import Backend
+from .capabilities import Capabilities
 from .reference import COMPOSITES, reference_kernels
 from .registry import (
     ENTRY_POINT_GROUP,
@@ -14,7 +16,9 @@ from .registry import (
 )
 
 __all__ = [
+    "ArrayAPIBackend",
     "Backend",
+    "Capabilities",
     "COMPOSITES",
     "ENTRY_POINT_GROUP",
     "available_backends",

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..dtypes import Device, DType, as_dtype
+from .capabilities import Capabilities
 
 __all__ = ["Backend"]
 
@@ -28,6 +29,8 @@ class Backend:
 
     name: str
     xp: Any
+    #: what the array library can do (capabilities.py); a subclass declares its own
+    capabilities: Capabilities = Capabilities()
 
     def __init__(
         self,

@@ -239,7 +239,7 @@ def amax(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
             if isinstance(x, Tensor):
                 out_same_dtype("amax", out, x.dtype, _MATCH)
             return out_one("amax", out, (x,), lambda: amax(x, dim, keepdim))
-    if isinstance(x, Tensor) and x._data.size == 0:
+    if isinstance(x, Tensor) and x.numel() == 0:
         _check_amax_empty(x, dim)
     out, axes, data = _reduce("amax", x, dim, keepdim)
     if _grad.enabled and x._requires_grad:
@@ -286,7 +286,7 @@ def logsumexp(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, out: Any 
                         "NoneType")
     if isinstance(x, Tensor) and not x.dtype.is_floating_point:
         x = Tensor(cast_data(x, get_default_dtype()), x.backend)  # cannot require grad
-    if isinstance(x, Tensor) and x._data.size == 0:
+    if isinstance(x, Tensor) and x.numel() == 0:
         out, axes, data = _empty_logsumexp(x, dim, keepdim)
     else:
         out, axes, data = _reduce("logsumexp", x, dim, keepdim)

@@ -281,7 +281,7 @@ def mode(x: Tensor, dim: Any = -1, keepdim: bool = False, *, axis: Any = None,
     _empty_dim("mode", shape, a)
     be = x.backend
     ops = be.ops
-    if shape and x._data.size:
+    if shape and x.numel():
         vals, idx = ops.mode(x._data, a)
     elif shape:  # empty elsewhere: an empty result
         kshape = _keep_shape(shape, (a,))
@@ -404,7 +404,7 @@ def _quantile_args(name: str, x: Any, q: Any, dim: Any, keepdim: Any, interpolat
     if interpolation not in _MODES:
         raise RetrogradError("quantile() interpolation must be one of linear, lower, higher, "
                              f"midpoint or nearest, but got {interpolation}")
-    if x._data.size == 0:
+    if x.numel() == 0:
         raise RetrogradError("quantile() input tensor must be non-empty")
     qt = q if isinstance(q, Tensor) else None
     if qt is not None and qt.ndim > 1:
@@ -414,7 +414,7 @@ def _quantile_args(name: str, x: Any, q: Any, dim: Any, keepdim: Any, interpolat
     if qt is not None and qt.dtype is not x.dtype:
         raise DTypeError("quantile() q tensor must be same dtype as the input tensor")
     a = None if dim is None else wrap_dim(name, _dim_int(dim), x.ndim)
-    if qt is not None and qt._data.size:
+    if qt is not None and qt.numel():
         ops = qt.backend.ops
         inside = ops.logical_and(ops.ge(qt._data, 0.0), ops.le(qt._data, 1.0))
         if not bool(ops.all(inside, None, False)):

@@ -245,7 +245,7 @@ def _variance(name: str, x: Any, dim: Any, unbiased: Any, keepdim: Any, correcti
     shape = tuple(x._data.shape)
     n = _count(shape, axes)
     data = x.backend.ops.var(x._data, axes, c, keepdim)
-    if n <= c and x._data.size:
+    if n <= c and x.numel():
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
@@ -497,7 +497,7 @@ def _record_even(cls: Any, out: Tensor, x: Tensor, axes: tuple[int, ...]) -> Non
     if _grad.enabled and x._requires_grad:
         be = x.backend
         shape = tuple(x._data.shape)
-        nan = out._data.size == 1 and bool(be.ops.any(be.ops.isnan(out._data), None, False))
+        nan = out.numel() == 1 and bool(be.ops.any(be.ops.isnan(out._data), None, False))
         record(cls, out, (x,), (x._data, out._data), (x, 0),
                (shape, _keep_shape(shape, axes), axes, nan))
 
@@ -514,7 +514,7 @@ def _record_select(cls: Any, values: Tensor, x: Tensor, idx: Any, axis: int,
 
 
 def _full_extreme(name: str, x: Tensor, cls: Any) -> Tensor:
-    if x._data.size == 0:
+    if x.numel() == 0:
         raise ShapeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                          "== 0. Specify the reduction dim with the 'dim' argument.")
     be = x.backend
@@ -615,7 +615,7 @@ def amin(x: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None,
     _check_tensor("amin", x)
     _check_keepdim("amin", keepdim)
     shape = tuple(x._data.shape)
-    if x._data.size == 0:
+    if x.numel() == 0:
         if dim is None or (isinstance(dim, (tuple, list)) and not dim):
             raise ShapeError("amin(): Expected reduction dim to be specified for input.numel() "
                              "== 0. Specify the reduction dim with the 'dim' argument.")
@@ -636,7 +636,7 @@ def _arg_extreme(name: str, x: Any, dim: Any, keepdim: Any) -> Tensor:
     shape = tuple(x._data.shape)
     kernel = be.ops.argmax if name == "argmax" else be.ops.argmin
     if dim is None:
-        if x._data.size == 0:
+        if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
         data = kernel(be.ops.reshape(x._data, (-1,)), 0, False)
@@ -696,7 +696,7 @@ def _median(name: str, x: Any, dim: Any, keepdim: Any) -> Any:
     if dim is _NO_DIM:
         if keepdim is not False:
             raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-        if x._data.size == 0:  # NaN, as PyTorch (its gradient: empty)
+        if x.numel() == 0:  # NaN, as PyTorch (its gradient: empty)
             out = _tensor(be, ops.add(ops.sum(ops.reshape(x._data, (-1,)), None, False),
                                       float("nan")))
         else:

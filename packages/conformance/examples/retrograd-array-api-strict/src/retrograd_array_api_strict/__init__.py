@@ -15,7 +15,7 @@ from typing import Any
 import array_api_strict as xp
 import numpy as np
 
-from retrograd.backends import Backend
+from retrograd.backends import Backend, Capabilities
 
 __all__ = ["ArrayApiStrictBackend", "backend", "OVERRIDES"]
 
@@ -129,6 +129,9 @@ OVERRIDES: dict[str, Any] = {
 
 class ArrayApiStrictBackend(Backend):
     """Tensors stored as ``array_api_strict.Array`` on its (single, CPU) device."""
+
+    # what the namespace offers (the suite checks each claim): no float16 in the standard
+    capabilities = Capabilities(dtypes=("bool", "int32", "int64", "float32", "float64"))
 
     def __init__(self) -> None:
         super().__init__("array_api_strict", xp, overrides=OVERRIDES)

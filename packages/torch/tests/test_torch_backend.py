@@ -1,0 +1,46 @@
+"""retrograd-torch: the whole conformance suite on ``device="torch"`` (the generated programs
+cut to 100 to keep the test session short; ``nox -s conformance`` runs the full 500), its
+declared capabilities, and a training step equal to the cpu backend's."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from retrograd_torch import backend, conformance_xfails
+
+import retrograd as rg
+from retrograd.backends.capabilities import verify
+from retrograd_conformance.cli import main
+
+
+def test_the_whole_conformance_suite_passes_on_the_torch_backend(capsys):
+    code = main(["--backend", "torch", "--fuzz", "100", "--no-progress", "--width", "200",
+                 "--xfails-file", conformance_xfails()])
+    out = capsys.readouterr().out
+    assert code == 0, out[-5000:]
+
+
+def test_declared_capabilities_hold():
+    assert verify(backend) == {"inplace": None, "dtypes": None, "memory": None}
+
+
+def test_tensors_are_torch_tensors_and_a_step_equals_the_cpu_backend():
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    results = []
+    for device in ("cpu", "torch"):
+        rg.manual_seed(0)
+        net = rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.ReLU(), rg.nn.Linear(16, 3)).double()
+        net.to(device)
+        opt = rg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = rg.nn.functional.cross_entropy(net(rg.tensor(x, device=device)),
+                                                  rg.tensor(y, device=device))
+            loss.backward()
+            opt.step()
+        if device == "torch":
+            assert isinstance(net[0].weight._data, torch.Tensor)
+        results.append([p.detach().cpu().numpy() for p in net.parameters()])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -1,0 +1,90 @@
+"""Regenerate the table of docs/backends.md from conformance JSON reports.
+
+    python -m nox -s conformance                       # writes out/conformance/report.json
+    python tools/backends_table.py out/conformance/report.json [more.json ...]
+    python tools/backends_table.py --check out/conformance/report.json   # exit 1 if stale
+
+Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for a
+backend it also ran) gets one row: per suite family the count of checks passed, and of
+those expected to fail (xfail, reasons in the backend's xfails file), failed, or not run
+because the backend was unavailable; and its declared capabilities. The rows replace the
+text between the markers of docs/backends.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "backends.md"
+BEGIN, END = "<!-- backends-table:begin -->", "<!-- backends-table:end -->"
+FAMILIES = ("capabilities", "documents", "semantics", "opdb", "programs", "coverage")
+
+
+def collect(reports: list[dict]) -> dict[str, dict]:
+    """backend name -> {"families": {family: Counter of verdicts}, "subject": info}."""
+    rows: dict[str, dict] = {}
+    for report in reports:
+        ran = {s["name"]: s for s in report["subjects"] if s["family"] == "retrograd"}
+        for name, subject in ran.items():
+            rows[name] = {"subject": subject, "families": {f: Counter() for f in FAMILIES}}
+        for r in report["results"]:
+            if r["subject"] in ran and r["suite"] in FAMILIES:
+                rows[r["subject"]]["families"][r["suite"]][r["verdict"]] += 1
+    return rows
+
+
+def cell(counts: Counter) -> str:
+    if not counts:
+        return "-"
+    if counts.get("unavailable") and len(counts) == 1:
+        return "unavailable"
+    parts = [f"{counts['pass']} passed"] if counts.get("pass") else []
+    for verdict in ("xfail", "fail", "xpass", "skip"):
+        if counts.get(verdict):
+            parts.append(f"{counts[verdict]} {verdict}")
+    return ", ".join(parts) or "-"
+
+
+def table(rows: dict[str, dict]) -> str:
+    head = "| backend | " + " | ".join(FAMILIES) + " |"
+    lines = [head, "|" + " --- |" * (len(FAMILIES) + 1)]
+    for name in sorted(rows):
+        fam = rows[name]["families"]
+        lines.append(f"| `{name.split(':', 1)[1]}` | " + " | ".join(cell(fam[f]) for f in FAMILIES)
+                     + " |")
+    return "\n".join(lines)
+
+
+def render(page: str, reports: list[dict]) -> str:
+    start, stop = page.index(BEGIN) + len(BEGIN), page.index(END)
+    runs = ", ".join(f"{r['header']['run_id']} (oracle torch "
+                     f"{r['header'].get('versions', {}).get('torch', '?')})" for r in reports)
+    body = f"\n{table(collect(reports))}\n\nFrom run {runs}.\n"
+    return page[:start] + body + page[stop:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("reports", nargs="+", help="conformance JSON reports")
+    ap.add_argument("--check", action="store_true", help="exit 1 if docs/backends.md differs")
+    args = ap.parse_args(argv)
+    reports = [json.loads(Path(p).read_text()) for p in args.reports]
+    page = PAGE.read_text()
+    new = render(page, reports)
+    if args.check:
+        if new != page:
+            print("docs/backends.md is stale: run tools/backends_table.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
