@@ -121,6 +121,9 @@ def bench(session: nox.Session) -> None:
     # data-parallel W3: mpiexec -n 1 against -n 2 (docs/distributed.md)
     session.run("python", "tools/bench/ddp_w3.py",
                 *(["--quick"] if "--quick" in session.posargs else []))
+    # W1 and W3 on every installed backend against cpu, one process (docs/backends.md)
+    session.run("python", "tools/bench/interleave_backends.py",
+                *(["--quick"] if "--quick" in session.posargs else []))
 
 
 @nox.session(python="3.11")
