@@ -169,9 +169,9 @@ def test_ddp_equals_one_process(n, mode, cap_mb):
 
 
 @needs_mpi
-@pytest.mark.parametrize("n", [2, 4])
-def test_a_parameter_used_on_one_rank_only(n):
-    rc, res, text = run(n, "ddp_partly_used")
+@pytest.mark.parametrize(("n", "mode"), [(2, "plain"), (4, "plain"), (2, "no_sync")])
+def test_a_parameter_used_on_one_rank_only(n, mode):
+    rc, res, text = run(n, "ddp_partly_used", mode)
     assert rc == 0, text
     for out in res:
         assert out["rel"] < 1e-12 and out["spare_grad"], out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -169,12 +170,15 @@ def ddp_equal(cap_mb: str, mode: str) -> None:
            spare_grad_none=spare_grad is None, mode=mode)
 
 
-def ddp_partly_used() -> None:
+def ddp_partly_used(mode: str = "plain") -> None:
     """A layer that only rank 0 uses (find_unused_parameters=True): on the other ranks it
     counts as zero, so its .grad there is rank 0's gradient / N -- what one process computes
-    from the sum of the shards' losses / N."""
+    from the sum of the shards' losses / N. ``mode="no_sync"``: two micro-batches a step, the
+    first inside ``no_sync``, and rank 0 uses the layer in the first only -- its accumulated
+    .grad must still be part of the average though the layer is outside the last graph."""
     r, n = dist.get_rank(), dist.get_world_size()
     share = BATCH // n
+    micro = 2 if mode == "no_sync" else 1
 
     def forward(net: rg.nn.Module, x: rg.Tensor, extra: bool) -> rg.Tensor:
         h = rg.tanh(net.fc2(rg.tanh(net.fc1(x))))  # type: ignore[operator]
@@ -189,6 +193,10 @@ def ddp_partly_used() -> None:
         def forward(self, x: rg.Tensor, extra: bool) -> rg.Tensor:
             return forward(self.net, x, extra)
 
+    def loss(net: rg.nn.Module, s: int, q: int, k: int, call: Any) -> rg.Tensor:
+        rows = slice(q * share + k * share // micro, q * share + (k + 1) * share // micro)
+        return ((call(x[s][rows], q == 0 and k == 0) - y[s][rows]) ** 2).mean() / micro
+
     net, ref = model(unused=True), model(unused=True)
     ddp = DDP(Wrapped(net), bucket_cap_mb=0.0001, find_unused_parameters=True)
     x, y = data()
@@ -196,13 +204,13 @@ def ddp_partly_used() -> None:
     opt_ref = rg.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
     for s in range(STEPS):
         opt.zero_grad()
-        part = slice(r * share, (r + 1) * share)
-        ((ddp(x[s][part], r == 0) - y[s][part]) ** 2).mean().backward()
+        for k in range(micro):
+            with ddp.no_sync() if k < micro - 1 else _null():
+                loss(net, s, r, k, ddp).backward()
         opt.step()
         opt_ref.zero_grad()
-        total = sum((((forward(ref, x[s][q * share:(q + 1) * share], q == 0)
-                       - y[s][q * share:(q + 1) * share]) ** 2).mean() for q in range(n)),
-                    rg.tensor(0.0, dtype=rg.float64))
+        total = sum((loss(ref, s, q, k, lambda xs, e: forward(ref, xs, e))
+                     for q in range(n) for k in range(micro)), rg.tensor(0.0, dtype=rg.float64))
         (total / n).backward()
         opt_ref.step()
     rel = max(float(((a - b).abs().max() / b.abs().max()).item())

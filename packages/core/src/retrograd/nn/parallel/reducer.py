@@ -65,6 +65,9 @@ class Reducer:
         self._inflight: list[Any] = []
         self._queued = False
         self._unused: list[int] = []
+        # which parameters got a gradient since the last reduction (no_sync backwards
+        # included): torch's local_used_map, for find_unused_parameters
+        self._used = [False] * len(self.params)
         self.last_wait_s = 0.0  # time the last backward's end waited for communication
         self.reductions = 0  # backwards whose gradients were averaged across the ranks
         self._handles: list[Any] = []
@@ -97,6 +100,7 @@ class Reducer:
 
     def _on_grad(self, i: int, grad: Tensor) -> None:
         """A parameter's gradient, complete, during the walk: pack it, launch what is full."""
+        self._used[i] = True
         if not self.armed:
             return None  # no_sync, or a backward DDP's forward did not prepare
         if not self._queued:
@@ -119,8 +123,8 @@ class Reducer:
         off, n = bucket.offsets[k], bucket.sizes[k]
         view = bucket.buffer[off:off + n]
         p = self.params[i]
-        if grad is None:
-            view[...] = 0
+        if grad is None:  # no gradient this backward: what .grad holds (no_sync), or zero
+            view[...] = 0 if p.grad is None else _host(p.grad).reshape(-1)
         else:
             g = _host(grad).reshape(-1)
             if g.size != n:
@@ -176,8 +180,8 @@ class Reducer:
     def _globally_used(self) -> np.ndarray:
         from mpi4py import MPI
 
-        used = np.ones(len(self.params), dtype=np.int32)
-        used[self._unused] = 0
+        used = np.asarray(self._used, dtype=np.int32)
+        self._used = [False] * len(self.params)
         req = self.group.comm.Iallreduce(MPI.IN_PLACE, used, op=MPI.MAX)
         wait_requests(self.group, [req], "all-reduce of DistributedDataParallel's map of "
                       "parameters used in this step")
