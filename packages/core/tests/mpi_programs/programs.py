@@ -3,6 +3,7 @@ line per rank (``RESULT {...}``) that the test reads. ``python programs.py SCENA
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -18,6 +19,12 @@ DDP = rg.nn.parallel.DistributedDataParallel
 
 def report(**kw: object) -> None:
     print("RESULT " + json.dumps({"rank": dist.get_rank(), **kw}), flush=True)
+
+
+def max_rel(net: rg.nn.Module, ref: rg.nn.Module) -> float:
+    """The largest relative difference between two models' parameters."""
+    return max(float(((a - b).abs().max() / b.abs().max()).item())
+               for a, b in zip(net.parameters(), ref.parameters(), strict=True))
 
 
 # -- collectives --------------------------------------------------------------------------
@@ -131,19 +138,11 @@ def train(net: rg.nn.Module, forward: rg.nn.Module, shard: slice, accumulate: in
         for k in range(accumulate):
             part = slice(k * chunks, (k + 1) * chunks)
             last = k == accumulate - 1
-            ctx = forward.no_sync() if (no_sync and not last) else _null()
+            ctx = forward.no_sync() if (no_sync and not last) else contextlib.nullcontext()
             with ctx:
                 loss = ((forward(xs[part]) - ys[part]) ** 2).mean() / accumulate
                 loss.backward()
         opt.step()
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *a: object) -> None:
-        return None
 
 
 def ddp_equal(cap_mb: str, mode: str) -> None:
@@ -163,8 +162,7 @@ def ddp_equal(cap_mb: str, mode: str) -> None:
             m.fc1.weight.register_hook(lambda g: g * 2)  # type: ignore[union-attr]
     train(net, ddp, slice(r * share, (r + 1) * share), accumulate, mode == "no_sync")
     train(ref, ref, slice(0, BATCH), accumulate, False)
-    rel = max(float(((a - b).abs().max() / b.abs().max()).item())
-              for a, b in zip(net.parameters(), ref.parameters(), strict=True))
+    rel = max_rel(net, ref)
     spare_grad = None if not unused else net.spare.weight.grad  # type: ignore[union-attr]
     report(world=n, rel=rel, buckets=len(ddp.reducer.buckets), reductions=ddp.reducer.reductions,
            spare_grad_none=spare_grad is None, mode=mode)
@@ -205,7 +203,7 @@ def ddp_partly_used(mode: str = "plain") -> None:
     for s in range(STEPS):
         opt.zero_grad()
         for k in range(micro):
-            with ddp.no_sync() if k < micro - 1 else _null():
+            with ddp.no_sync() if k < micro - 1 else contextlib.nullcontext():
                 loss(net, s, r, k, ddp).backward()
         opt.step()
         opt_ref.zero_grad()
@@ -213,8 +211,7 @@ def ddp_partly_used(mode: str = "plain") -> None:
                      for q in range(n) for k in range(micro)), rg.tensor(0.0, dtype=rg.float64))
         (total / n).backward()
         opt_ref.step()
-    rel = max(float(((a - b).abs().max() / b.abs().max()).item())
-              for a, b in zip(net.parameters(), ref.parameters(), strict=True))
+    rel = max_rel(net, ref)
     report(rel=rel, spare_grad=net.spare.weight.grad is not None)  # type: ignore[union-attr]
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-
 from ..tensor import Tensor
 from .process_group import ProcessGroup, default_group
 from .staging import buffer_of, write_back
@@ -127,10 +125,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
     _check_list(input_list, out, g, "reduce_scatter", "input_list")
     mpi_op = _mpi_op(op, out.dtype)
     parts = [buffer_of(t, g, writable=False)[0] for t in input_list]
-    if parts and not isinstance(parts[0], np.ndarray):  # device buffers (CUDA-aware MPI)
-        send = _device_stack(parts)
-    else:
-        send = np.stack(parts)
+    send = _namespace_of(parts[0]).stack(parts)  # host, or device buffers (CUDA-aware MPI)
     recv = _empty_like_many(parts[0], 1)[0]
     req = g.comm.Ireduce_scatter_block(send, recv, op=mpi_op)
 
@@ -144,20 +139,15 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: ReduceOp = Redu
                         f"{tuple(out.shape)}", finish, (send, recv)), async_op)
 
 
-def _device_stack(parts: list[Any]) -> Any:
+def _namespace_of(arr: Any) -> Any:
+    """The array library of ``arr`` (NumPy, or CuPy for a device buffer)."""
     import importlib
 
-    xp = importlib.import_module(type(parts[0]).__module__.split(".")[0])
-    return xp.stack(parts)
+    return importlib.import_module(type(arr).__module__.split(".")[0])
 
 
 def _empty_like_many(like: Any, n: int) -> Any:
-    if isinstance(like, np.ndarray):
-        return np.empty((n, *like.shape), dtype=like.dtype)
-    import importlib
-
-    xp = importlib.import_module(type(like).__module__.split(".")[0])
-    return xp.empty((n, *like.shape), dtype=like.dtype)
+    return _namespace_of(like).empty((n, *like.shape), dtype=like.dtype)
 
 
 def _check_rank(r: Any, g: ProcessGroup, name: str) -> None:

@@ -14,7 +14,7 @@ from .._version import bump
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
-__all__ = ["buffer_of", "write_back", "to_buffer_dtype"]
+__all__ = ["buffer_of", "host_array", "host_dtype", "write_back"]
 
 
 def _is_device_array(arr: Any) -> bool:
@@ -45,7 +45,12 @@ def buffer_of(t: Tensor, group: Any, *, writable: bool) -> tuple[Any, bool]:
         if sync is not None:
             sync()
         return out, False
-    return _host_copy(np.asarray(t.backend.to_numpy(arr))), False
+    return _host_copy(host_array(t)), False
+
+
+def host_array(t: Tensor) -> np.ndarray:
+    """``t``'s values as a NumPy array (``t``'s own memory on the cpu backend)."""
+    return np.asarray(t.backend.to_numpy(t._data))
 
 
 def _host_copy(arr: np.ndarray) -> np.ndarray:
@@ -54,11 +59,6 @@ def _host_copy(arr: np.ndarray) -> np.ndarray:
     if arr.dtype == np.float16:
         return arr.astype(np.float32)
     return np.array(arr, order="C", copy=True)
-
-
-def to_buffer_dtype(arr: np.ndarray) -> np.ndarray:
-    """``arr`` in a dtype MPI can take (float16 -> float32)."""
-    return arr.astype(np.float32) if arr.dtype == np.float16 else arr
 
 
 def host_dtype(t: Tensor) -> np.dtype:

@@ -4,6 +4,7 @@ the MPI requests complete -- bounded by the group's timeout -- then finishes the
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Callable
 from typing import Any
@@ -38,11 +39,11 @@ class Work:
         """Block until the operation has finished and its result is in the tensors; at most
         ``timeout`` (default: the group's), else :class:`DistBackendError`. Returns True."""
         if not self._done:
-            from .process_group import ProcessGroup, wait_requests
+            from .process_group import wait_requests
 
             g = self._group
             if timeout is not None:
-                g = ProcessGroup(g.comm, g.rank, g.size, timeout.total_seconds(), g.cuda_aware)
+                g = dataclasses.replace(g, timeout_s=timeout.total_seconds())
             wait_requests(g, self._requests, self._what)
             self._complete()
         return True

@@ -27,7 +27,7 @@ import numpy as np
 from ...autograd.accumulate import AccumulateGrad
 from ...autograd.engine import Engine
 from ...distributed.process_group import ProcessGroup, wait_requests
-from ...distributed.staging import host_dtype, write_back
+from ...distributed.staging import host_array, host_dtype, write_back
 from ...tensor import Tensor
 from .buckets import Bucket, assign_buckets
 
@@ -124,15 +124,15 @@ class Reducer:
         view = bucket.buffer[off:off + n]
         p = self.params[i]
         if grad is None:  # no gradient this backward: what .grad holds (no_sync), or zero
-            view[...] = 0 if p.grad is None else _host(p.grad).reshape(-1)
+            view[...] = 0 if p.grad is None else host_array(p.grad).reshape(-1)
         else:
-            g = _host(grad).reshape(-1)
+            g = host_array(grad).reshape(-1)
             if g.size != n:
                 raise RuntimeError(f"DistributedDataParallel: the gradient of {self.names[i]!r} "
                                    f"has {g.size} elements, the parameter {n}")
             prev = p.grad
             if prev is not None:
-                np.add(g, _host(prev).reshape(-1), out=view)
+                np.add(g, host_array(prev).reshape(-1), out=view)
             else:
                 view[...] = g
         self._ready[i] = True
@@ -233,10 +233,6 @@ class Reducer:
         for h in self._handles:
             h.remove()
         self._handles = []
-
-
-def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t.backend.to_numpy(t._data))
 
 
 def _write_grad(p: Tensor, flat: np.ndarray, scale: float) -> None:
