@@ -43,22 +43,7 @@ class SequentialLR(LRScheduler):
         name = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at "
-                    f"index {i} in the given schedulers sequence."
-                )
-            if optimizer is not scheduler.optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(scheduler).__name__} at index {i} has "
-                    f"{scheduler.optimizer}, which is different from "
-                    f"{type(optimizer).__name__}."
-                )
+        _check_schedulers(name, schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more "
@@ -119,22 +104,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        for i, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at "
-                    f"index {i} in the given schedulers sequence."
-                )
-            if optimizer is not scheduler.optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(scheduler).__name__} at index {i} has "
-                    f"{scheduler.optimizer}, which is different from "
-                    f"{type(optimizer).__name__}."
-                )
+        _check_schedulers(name, schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = group_values(optimizer, "lr")
@@ -152,3 +122,25 @@ class ChainedScheduler(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore a state returned by ``state_dict``, the children's included."""
         _load_children(self, self._schedulers, state_dict)
+
+
+def _check_schedulers(name: str, schedulers: list[Any], optimizer: Any) -> None:
+    """PyTorch's checks of the schedulers a SequentialLR or ChainedScheduler combines, in its
+    order and words: each has an optimizer, none is ReduceLROnPlateau, all share
+    ``optimizer``."""
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at "
+                f"index {i} in the given schedulers sequence."
+            )
+        if optimizer is not scheduler.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(scheduler).__name__} at index {i} has "
+                f"{scheduler.optimizer}, which is different from "
+                f"{type(optimizer).__name__}."
+            )
