@@ -25,6 +25,8 @@ CONFORMANCE = "./packages/conformance"
 CUDA = "./packages/cuda"
 VENDOR_EXAMPLE = "./packages/conformance/examples/retrograd-array-api-strict"
 TORCH_BACKEND = "./packages/torch"
+JAX_BACKEND = "./packages/jax"
+DASK_BACKEND = "./packages/dask"
 TORCH = os.environ.get("RETROGRAD_TORCH", "torch==2.13.0")
 
 nox.options.sessions = ["tests", "lint"]
@@ -55,6 +57,13 @@ def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
     if with_torch and _present(TORCH_BACKEND):
         # retrograd over torch tensors (array-api-compat): a backend the suite runs on too
         session.install("-e", TORCH_BACKEND)
+    # retrograd over JAX (immutable arrays) and Dask (lazy, chunked): the suite runs on both
+    if _present(JAX_BACKEND):
+        session.install("jax[cpu]", "array-api-compat")
+        session.install("-e", JAX_BACKEND)
+    if _present(DASK_BACKEND):
+        session.install("dask[distributed]", "array-api-compat")
+        session.install("-e", DASK_BACKEND)
 
 
 @nox.session(python="3.11")
@@ -65,8 +74,9 @@ def tests(session: nox.Session) -> None:
     # (Debian's chromium; .ci/run installs it), scikit-learn's bundled digits, matplotlib
     session.install("pytest>=8", "hypothesis>=6", "rich", "graphviz", "playwright",
                     "scikit-learn", "matplotlib", "tqdm", "psutil",
-                    # the capabilities checks run a real JAX (immutable arrays)
-                    "jax[cpu]", "array-api-compat")
+                    # the capabilities checks run a real JAX (immutable arrays); the Dask
+                    # backend's cluster test a real dask.distributed LocalCluster
+                    "jax[cpu]", "array-api-compat", "dask[distributed]")
     paths = [str(p) for p in sorted((ROOT / "packages").glob("*/tests")) if p.is_dir()]
     # the MPI tests (mpiexec -n 2 and -n 4) must run here, not skip: mpi4py and mpich are in
     session.run("pytest", "-q", "-m", "not stress and not gpu", *paths, *session.posargs,
@@ -108,6 +118,8 @@ def stress(session: nox.Session) -> None:
     _install_stack(session)
     session.install("pytest>=8", "hypothesis>=6", "psutil")
     session.run("pytest", "-q", "-m", "stress", "packages/core/tests/reliability", *session.posargs)
+    if _present(DASK_BACKEND):  # a batch larger than a worker's memory: spilled, then the gradient
+        session.run("pytest", "-q", "-m", "stress", "packages/dask/tests", *session.posargs)
     # the figures quoted in docs/reliability.md, measured on this machine
     session.run("python", "tools/reliability_report.py")
 

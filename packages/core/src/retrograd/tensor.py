@@ -36,7 +36,7 @@ OWN_DTYPE = object()  # _Extra.grad_dtype never set: the tensor's own dtype
 class _Extra:
     __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "view_epoch", "name",
                  "view_creation", "view_chain", "plain_views", "multi_output", "alias_view",
-                 "grad_dtype")
+                 "grad_dtype", "data_chain", "data_views")
 
     def __init__(self) -> None:
         self.hooks: dict[int, Callable[..., Any]] | None = None
@@ -62,6 +62,11 @@ class _Extra:
         self.alias_view = False
         # a leaf's ``grad_dtype`` when set (a DType, or None: any dtype); unset: its own dtype
         self.grad_dtype: Any = OWN_DTYPE
+        # on a backend with immutable arrays (``Backend.functional``): how this view or alias
+        # derives from its root base (view steps, as ``view_chain``; () for a detached alias),
+        # and a root's live views and aliases, id -> weakref: ``retrograd._writes``
+        self.data_chain: tuple[tuple[str, Any], ...] | None = None
+        self.data_views: dict[int, Any] | None = None
 
 
 class Tensor:
@@ -567,6 +572,10 @@ class Tensor:
         out = Tensor(self._data, self.backend)
         out._vc = self._counter()
         out._base = self if self._base is None else self._base
+        if self.backend.functional:  # immutable arrays: writes reach it through its base
+            from ._writes import adopt_view
+
+            adopt_view(out, self, None)
         return out
 
     def detach_(self) -> Tensor:

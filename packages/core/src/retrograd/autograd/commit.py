@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._version import bump
+from .._writes import add_into, write
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
 from ..tensor import OWN_DTYPE, Tensor
@@ -303,11 +304,11 @@ def _publish(plan: list[_Write], done: list[bool]) -> None:
     prev = _hold_sigint()
     try:
         try:
-            for t, _before, after, g, _copy, vc, _stamp, ops in plan:
+            for t, _before, after, g, _copy, vc, _stamp, _ops in plan:
                 if g is None:
                     t._grad = after
                 elif g is not False:
-                    ops.accumulate_(after._data, g)
+                    add_into(after, g)
                     bump(vc)
             done[0] = True
             if prev is not None and _held:
@@ -324,11 +325,11 @@ def _undo(plan: list[_Write], done: list[bool]) -> None:
     """Put every ``.grad`` back as phase 1 found it (idempotent; in reverse order, so a tensor
     planned twice ends at its first 'before'). Every write is undone even if one fails."""
     error: BaseException | None = None
-    for t, before, _after, _g, copy, vc, stamp, ops in reversed(plan):
+    for t, before, _after, _g, copy, vc, stamp, _ops in reversed(plan):
         try:
             t._grad = before
             if copy is not None:
-                ops.assign_(before._data, copy)
+                write(before, copy)
                 vc[:] = stamp
         except BaseException as exc:  # noqa: BLE001 - re-raised once the others are undone
             error = error or exc

@@ -642,6 +642,8 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
                 UserWarning, stacklevel=4)
         if unused_check is not None:
             unused_check(state.captured)  # raises before any .grad is written (E13)
+        if roots[0].backend.capabilities.lazy and not create_graph:
+            _settle(roots, state)
         if accumulate or state.retained:  # autograd.grad fills retained .grad too (E9)
             commit(state.staged, state.retained, seed_values, create_graph, tracer,
                    state.after_commit, state.callbacks)
@@ -665,6 +667,30 @@ def _walk_here(roots: list[Any], seeds: list[Any], retain_graph: bool | None,
         walk.live = False
         if tracer is not None:
             tracer.event("end", ok=ok)
+
+
+def _settle(roots: list[Any], state: Any) -> None:
+    """On a lazy backend (Dask), the roots' values and every gradient the walk made,
+    computed together once (the backend's ``settle``): the forward graph they share runs
+    once, and reading the loss or a ``.grad`` afterwards computes nothing."""
+    be = roots[0].backend
+    kind = be.array_type
+    staged = [k for k, g in state.staged.items() if type(g) is kind]
+    retained = [i for i, (_t, g) in enumerate(state.retained) if type(g) is kind]
+    captured = [i for i, g in enumerate(state.captured) if type(g) is kind]
+    arrays = [r._data for r in roots]
+    arrays += [state.staged[k] for k in staged]
+    arrays += [state.retained[i][1] for i in retained]
+    arrays += [state.captured[i] for i in captured]
+    done = iter(be.ops.settle(arrays))
+    for r in roots:
+        r._data = next(done)  # the same values: a view of a root still reads right
+    for k in staged:
+        state.staged[k] = next(done)
+    for i in retained:
+        state.retained[i] = (state.retained[i][0], next(done))
+    for i in captured:
+        state.captured[i] = next(done)
 
 
 class _WalkState:

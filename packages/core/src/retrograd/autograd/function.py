@@ -659,6 +659,10 @@ def _alias(t: Tensor, view: bool) -> Tensor:
         a._base = t if t._base is None else t._base
         if t._extra is not None and t._extra.view_creation is not None:
             a._x().view_creation = t._extra.view_creation
+        if t.backend.functional:  # immutable arrays: writes reach it through its base
+            from .._writes import adopt_view
+
+            adopt_view(a, t, None)
     return a
 
 

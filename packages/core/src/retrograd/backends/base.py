@@ -59,6 +59,9 @@ class Backend:
         # that says where an array is (overrides ``device_index``). The ops compare devices
         # only then -- on a one-device backend ``t.device`` is the same object every time.
         self.multi_device = type(self).device_index is not Backend.device_index
+        # Whether tensors on this backend are written by replacing arrays (immutable arrays:
+        # ``capabilities.inplace`` False), read once here by ``retrograd._writes``
+        self.functional = not self.capabilities.inplace
 
     def override(self, **kernels: Callable[..., Any]) -> None:
         """Replace kernels after construction (used by device packages and by tests)."""

@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .put import put, put_add
+
 __all__ = ["kernels", "out_size"]
 
 
@@ -57,8 +59,7 @@ def _generic(xp: Any) -> dict[str, Callable[..., Any]]:
         sp = tuple(x.shape[x.ndim - nsp:])
         shape = lead + tuple(n + a + b for n, a, b in zip(sp, lo, hi))
         out = xp.full(shape, value, dtype=x.dtype)
-        out[(Ellipsis,) + tuple(slice(a, a + n) for a, n in zip(lo, sp))] = x
-        return out
+        return put(out, (Ellipsis,) + tuple(slice(a, a + n) for a, n in zip(lo, sp)), x)
 
     def _slices(offset: Sequence[int], s: Sequence[int], d: Sequence[int],
                 o: Sequence[int]) -> tuple[Any, ...]:
@@ -84,7 +85,7 @@ def _generic(xp: Any) -> dict[str, Callable[..., Any]]:
         pick = (slice(None),) * axis
         for i, off in enumerate(itertools.product(*map(range, k))):
             sl = _slices(off, s, d, o)
-            out[sl] += cols[pick + (i, Ellipsis)]
+            out = put_add(out, sl, cols[pick + (i, Ellipsis)])
         return out
 
     def add_windows(part: Callable[[int], Any], like: Any, padded: Sequence[int],
@@ -96,7 +97,7 @@ def _generic(xp: Any) -> dict[str, Callable[..., Any]]:
         o = tuple(like.shape[like.ndim - nsp:])
         out = xp.zeros(tuple(like.shape[:like.ndim - nsp]) + tuple(padded), dtype=like.dtype)
         for i, off in enumerate(itertools.product(*map(range, k))):
-            out[_slices(off, s, d, o)] += part(i)
+            out = put_add(out, _slices(off, s, d, o), part(i))
         return out
 
     def crop(x: Any, lo: Sequence[int], n: Sequence[int]) -> Any:

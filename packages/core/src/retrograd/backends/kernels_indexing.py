@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .put import put
+
 __all__ = ["kernels"]
 
 def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
@@ -57,7 +59,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             if add:
                 native_at(out, pos, vals)
             else:
-                out[pos] = vals
+                out = put(out, pos, vals)
             return xp.reshape(out, shape)
         order = xp.argsort(pos, stable=True)  # repeated positions in writing order
         p = xp.take(pos, order, axis=0)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .put import put
+
 __all__ = ["kernels"]
 
 
@@ -64,7 +66,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         out = xp.full(tuple(shape), value, dtype=x.dtype)
         if all(s > 0 for s in shape) and all(
                 (sl.stop - sl.start) > 0 for sl in src if sl.start is not None):
-            out[tuple(dst)] = x[tuple(src)]
+            out = put(out, tuple(dst), x[tuple(src)])
         return out
 
     def _sl(x: Any, axis: int, a: int, b: int) -> Any:

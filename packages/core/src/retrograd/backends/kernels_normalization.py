@@ -39,10 +39,10 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             y = y + bias
         return y
 
-    def running_update(running: Any, stat: Any, momentum: float) -> None:
-        """``running = (1 - momentum) * running + momentum * stat``, written into
-        ``running``'s own memory (no new array: the buffer a module holds changes)."""
-        running[...] = momentum * stat + (1.0 - momentum) * running
+    def running_update(running: Any, stat: Any, momentum: float) -> Any:
+        """``(1 - momentum) * running + momentum * stat``: the running statistic's new value,
+        which the op writes into the buffer the module holds (``retrograd._writes``)."""
+        return momentum * stat + (1.0 - momentum) * running
 
     return {"norm_stats": norm_stats, "norm_affine": norm_affine,
             "running_update": running_update}

@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .put import put
+
 __all__ = ["kernels"]
 
 
@@ -38,7 +40,8 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         out = xp.empty((n,), dtype=xp.float64)
         for lo in range(0, n, _ERF_BLOCK):  # blocks: small temporaries, reused memory
             hi = min(lo + _ERF_BLOCK, n)
-            out[lo:hi] = _erf_block(xp, xp.astype(flat[lo:hi], xp.float64, copy=True))
+            out = put(out, slice(lo, hi), _erf_block(xp, xp.astype(flat[lo:hi], xp.float64,
+                                                                  copy=True)))
         out = xp.reshape(out, x.shape)
         return out if dt == xp.float64 else xp.astype(out, dt)
 
@@ -60,7 +63,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             hi = min(lo + _ERF_BLOCK, n)
             d = block(xp, xp.astype(xf[lo:hi], work, copy=True))
             d *= xp.astype(gf[lo:hi], work)
-            out[lo:hi] = d
+            out = put(out, slice(lo, hi), d)
         out = xp.reshape(out, shape)
         return out if work == dt else xp.astype(out, dt)
 
@@ -75,7 +78,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         block = _gelu_tanh_value if approximate == "tanh" else _gelu_exact_value
         for lo in range(0, n, _ERF_BLOCK):
             hi = min(lo + _ERF_BLOCK, n)
-            out[lo:hi] = block(xp, flat[lo:hi])
+            out = put(out, slice(lo, hi), block(xp, flat[lo:hi]))
         return xp.reshape(out, x.shape)
 
     def isin(a: Any, b: Any, invert: bool) -> Any:
@@ -168,7 +171,7 @@ def _erf_block(xp: Any, a: Any) -> Any:
         t = 1.0 / (yt * yt)
         r = (_INV_SQRT_PI - t * _ratio(xp, t, _ERF_P, _ERF_Q)) / yt
         tail = _one_minus(xp, r, yt)
-        out[far] = xp.copysign(xp.where(yt < _ERF_ONE, tail, 1.0), a[far])
+        out = put(out, far, xp.copysign(xp.where(yt < _ERF_ONE, tail, 1.0), a[far]))
     return out
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import kernels_indexing, kernels_views
+from .put import put
 
 __all__ = ["kernels"]
 
@@ -163,8 +164,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:  # noqa: C901 - one closu
     def basic_scatter(x: Any, src: Any, key: Any) -> Any:
         """A copy of ``x`` with ``src`` written at the basic key ``key`` (slices, ints)."""
         out = xp.asarray(x, copy=True)
-        out[key] = xp.astype(src, x.dtype)
-        return out
+        return put(out, key, xp.astype(src, x.dtype))
 
     def diagonal_copy(x: Any, offset: int, d1: int, d2: int) -> Any:
         """The diagonal ``offset`` of the planes (``d1``, ``d2``) of ``x`` as a new last

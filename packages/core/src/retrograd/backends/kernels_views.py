@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .put import put
+
 __all__ = ["kernels"]
 
 
@@ -64,7 +66,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             key: list[Any] = [slice(None)] * len(shape)
             key[d1] = i + max(-offset, 0)
             key[d2] = i + max(offset, 0)
-            out[tuple(key)] = g[..., i]
+            out = put(out, tuple(key), g[..., i])
         return out
 
     def as_strided_view(storage: Any, shape: tuple[int, ...], strides: tuple[int, ...],

@@ -38,6 +38,7 @@ from . import (
     kernels_views,
     spacing,
 )
+from .put import put
 from .summation import blocked_mean, blocked_sum
 
 __all__ = [
@@ -326,13 +327,10 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
                 "index_backward with integer-array keys needs a scatter-add kernel; this "
                 f"backend ({xp.__name__}) does not provide one"
             )
-        out[key] = g
-        return out
+        return put(out, key, g)
 
     def index_zero(g: Any, key: Any) -> Any:
-        out = xp.asarray(g, copy=True)
-        out[key] = 0
-        return out
+        return put(xp.asarray(g, copy=True), key, 0)
 
     def item(x: Any) -> Any:
         return x.item() if hasattr(x, "item") else float(x)
@@ -365,6 +363,32 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
 
     def assign_(dst: Any, src: Any) -> None:
         dst[...] = src
+
+    def settle(arrays: list[Any]) -> list[Any]:
+        """The arrays a backward made (its roots' values and gradients), as the backend keeps
+        them: these arrays on an eager library; a lazy one (Dask) computes them together
+        here, once, so that the graph they share runs once (``autograd.engine``)."""
+        return arrays
+
+    def put_flat(base: Any, positions: Any, values: Any) -> Any:
+        """A new array: ``base`` with its elements at the flat (C-order) ``positions`` (an
+        integer array, no position twice) replaced by ``values`` (an array of the positions'
+        shape), ``base`` unchanged -- the functional write of a view into its base on a
+        backend whose arrays are immutable (``retrograd._writes``). Standard calls only
+        (a sort, then a search of every base position among the written ones); a library
+        with a scatter of its own (JAX's ``.at[].set``) overrides it."""
+        shape = tuple(base.shape)
+        flat = xp.reshape(base, (-1,))
+        pos = xp.reshape(positions, (-1,))
+        vals = xp.reshape(xp.astype(values, base.dtype), (-1,))
+        if pos.shape[0] == 0 or flat.shape[0] == 0:
+            return xp.reshape(xp.asarray(flat, copy=True), shape)
+        order = xp.argsort(pos)
+        ranked = xp.take(pos, order)
+        where = xp.arange(flat.shape[0], dtype=pos.dtype)
+        k = xp.clip(xp.searchsorted(ranked, where), 0, pos.shape[0] - 1)
+        hit = xp.take(ranked, k) == where
+        return xp.reshape(xp.where(hit, xp.take(vals, xp.take(order, k)), flat), shape)
 
     def may_alias(a: Any) -> bool:
         """Whether ``a`` may share memory with (or be a read-only view of) another array. An
@@ -501,6 +525,9 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "assign_": assign_,
         "may_alias": may_alias,
         "is_view": is_view,
+        "put_flat": put_flat,
+        "put": put,
+        "settle": settle,
         "memory_layout": memory_layout,
     }
     for family in (kernels_views, kernels_statistics, kernels_pointwise, kernels_sorting,

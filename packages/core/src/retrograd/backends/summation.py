@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BLOCK", "blocked_sum", "blocked_mean", "sum_numpy", "mean_numpy"]
+__all__ = ["BLOCK", "blocked_sum", "blocked_mean", "register_sum", "sum_numpy", "mean_numpy"]
 
 _reduce: Any = np.add.reduce  # (typed Any: NumPy's overloads want a literal keepdims)
 
@@ -127,6 +127,9 @@ def blocked_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
     ``xp.sum`` itself. With NumPy as ``xp``: :func:`sum_numpy`."""
     if xp is np:
         return sum_numpy(x, axis, keepdims)
+    own = _OWN_SUMS.get(id(xp))
+    if own is not None:
+        return own(x, axis, keepdims)
     ndim = x.ndim
     dtype = x.dtype
     floats = _floats(xp)
@@ -136,7 +139,9 @@ def blocked_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
     shape = tuple(x.shape)
     if _prod(shape[a] for a in axes) <= BLOCK or 0 in shape:
         return xp.sum(x, axis=axis, keepdims=keepdims)
-    acc = xp.float32 if dtype == floats[0] else None
+    # (``is not None`` first: NumPy reads ``dtype == None`` as a comparison with float64, so
+    # on a namespace without float16 -- Dask's -- float64 would be summed in float32)
+    acc = xp.float32 if floats[0] is not None and dtype == floats[0] else None
     # past BLOCK**2 terms, float16/float32 partials after the first level in float64, where
     # the namespace has it (see sum_numpy; a device without float64 stays in float32)
     f64 = floats[2] if dtype != floats[2] and _HAS_F64.get(id(xp), True) else None
@@ -164,6 +169,19 @@ def blocked_sum(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> An
 
 
 _HAS_F64: dict[int, bool] = {}
+
+# namespaces whose backend sums in its own way (``register_sum``): id(xp) -> sum(x, axis,
+# keepdims)
+_OWN_SUMS: dict[int, Any] = {}
+
+
+def register_sum(xp: Any, fn: Any) -> None:
+    """Make ``fn(x, axis, keepdims)`` the floating-point sum of every kernel on namespace
+    ``xp``, in place of the blocked cascade: for a library whose arrays the cascade's
+    reshapes do not suit (Dask's chunked arrays, which reshape only along chunk boundaries)
+    and which sums as accurately by itself -- e.g. with :func:`sum_numpy` on each chunk and
+    again on the partial sums."""
+    _OWN_SUMS[id(xp)] = fn
 
 
 def _widen(xp: Any, a: Any, f64: Any) -> Any:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import new_counter
+from .._writes import write
 from ..autograd.commit import expandable_to
 from ..autograd.node import formula_node
 from ..dtypes import get_default_dtype
@@ -119,7 +120,7 @@ def _inplace(
                 f"{name}: output with shape {list(t.shape)} doesn't match the broadcast shape "
                 f"{list(res.shape)}"
             )
-        be.ops.assign_(t._data, promotion.to_dtype_of(t, res))  # a promoted result: cast
+        write(t, promotion.to_dtype_of(t, res))  # a promoted result: cast
         t.grad_fn = res.grad_fn
         t._output_nr = res._output_nr
         t._requires_grad = res._requires_grad
@@ -129,7 +130,10 @@ def _inplace(
         touch(vc)
         return t
     try:
-        raw_apply(t._data)
+        if be.functional:  # immutable arrays: the op out of place, its result written
+            write(t, promotion.to_dtype_of(t, out_of_place(Tensor(t._data, be))))
+        else:
+            raw_apply(t._data)
     except ValueError as exc:
         shapes = [getattr(o, "shape", ()) for o in operands]
         raise ShapeError(
@@ -487,7 +491,7 @@ def setitem(t: Tensor, key: Any, value: Any) -> Tensor:
             return add(index_zero(old, k), index_backward(v, t.shape, k))
         zeroed = index_zero(old, kk)
         const = t.backend.ops.zeros(t._data.shape, t._data.dtype)
-        t.backend.ops.setitem(const, k, promotion.assign_value(t, value, False))
+        const = t.backend.ops.put(const, k, promotion.assign_value(t, value, False))
         return add(zeroed, Tensor(const, t.backend))
 
     def raw_apply(a: Any) -> None:
@@ -738,6 +742,6 @@ def write_out(name: str, out: Any, inputs: tuple[Any, ...],
                 "with t.resize_(0).", UserWarning, stacklevel=3)
         be = out.backend
         out._data = be.ops.empty(res.shape, out._data.dtype)
-    out.backend.ops.assign_(out._data, promotion.to_dtype_of(out, res))
+    write(out, promotion.to_dtype_of(out, res))
     touch(out._counter())
     return out

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .._writes import write
 from ..autograd.node import formula_node
 from ..errors import RetrogradError
 from ..grad_mode import _state as _grad
@@ -238,9 +239,10 @@ def _batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None,
             if running_mean is not None and running_var is not None:
                 # the unbiased variance, as PyTorch keeps it (nan for a single value)
                 unbias = count / (count - 1) if count > 1 else math.nan
-                ops.running_update(running_mean._data, ops.reshape(mean, (channels,)), momentum)
-                ops.running_update(running_var._data,
-                                   ops.mul(ops.reshape(var, (channels,)), unbias), momentum)
+                write(running_mean, ops.running_update(
+                    running_mean._data, ops.reshape(mean, (channels,)), momentum))
+                write(running_var, ops.running_update(
+                    running_var._data, ops.mul(ops.reshape(var, (channels,)), unbias), momentum))
     else:
         assert running_mean is not None and running_var is not None
         mean = ops.reshape(running_mean._data, cshape)

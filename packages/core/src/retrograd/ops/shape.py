@@ -7,6 +7,7 @@ import operator
 from typing import Any
 
 from .._version import rebased_of
+from .._writes import adopt_view
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
 from ..autograd.node import formula_node
@@ -41,6 +42,8 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
         vc = x._counter()
         out._vc = vc
         out._base = x if x._base is None else x._base
+        if be.functional:  # immutable arrays: the view's derivation, for writes (retrograd._writes)
+            adopt_view(out, x, (kind, tuple(data.shape) if arg is None else arg))
         # a view of an inference tensor is not differentiable, as in PyTorch (its view ops
         # record nothing either: the ``x._vc is not INFERENCE`` after each call)
         if x._requires_grad and vc is not INFERENCE:
@@ -718,9 +721,7 @@ def _write_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any
     shape, key = attrs
     if isinstance(g, Tensor):
         return (F.index_backward(g, shape, key),)
-    out = F.zeros(shape, g.dtype)
-    F.setitem(out, key, g)
-    return (out,)
+    return (F.put(F.zeros(shape, g.dtype), key, g),)
 
 
 SelectBackward = formula_node("SelectBackward0", _write_rule)
@@ -921,8 +922,7 @@ def index_put(x: Tensor, key: Any, values: Tensor) -> Tensor:
     in PyTorch (and as retrograd's own unrecorded ``__setitem__`` writes)."""
     be = x.backend
     raw, tmpl, saved, srcs = split_key(key)
-    data = be.ops.copy(x._data)
-    be.ops.setitem(data, raw, values._data)
+    data = be.ops.put(be.ops.copy(x._data), raw, values._data)
     out = Tensor(data, be)
     if _grad.enabled and (x._requires_grad or values._requires_grad):
         record(IndexPutBackward, out, (x, values), saved, srcs, tmpl)

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import bump, new_counter, rebased_of
+from .._writes import write
 from ..autograd.node import formula_node
 from ..errors import RetrogradError, ShapeError
 from ..grad_mode import _state as _grad
@@ -319,8 +320,8 @@ def _write(t: Tensor, b: Tensor, fn: ViewFn, values: Any) -> None:
     ``broadcast_to``: a selection without overlap from an expanded view) is written through
     the base at the view's flat indices, as PyTorch writes it through shared memory."""
     be = t.backend
-    if getattr(getattr(t._data, "flags", None), "writeable", True):
-        be.ops.assign_(t._data, values)
+    if be.functional or getattr(getattr(t._data, "flags", None), "writeable", True):
+        write(t, values)
         return
     flat = fn.flat_index()
     coords = []

@@ -163,7 +163,7 @@ def _unbind_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[An
     out = F.zeros(shape, first.dtype)
     for i, gi in enumerate(g):
         if gi is not None:
-            F.setitem(out, (_FULL,) * dim + (i, Ellipsis), gi)
+            out = F.put(out, (_FULL,) * dim + (i, Ellipsis), gi)
     return (out,)
 
 
@@ -185,7 +185,7 @@ def _split_rule(F: Any, g: Any, saved: Any, attrs: Any, needs: Any) -> tuple[Any
     off = 0
     for gi, n in zip(g, sizes):
         if gi is not None:
-            F.setitem(out, (_FULL,) * dim + (slice(off, off + n), Ellipsis), gi)
+            out = F.put(out, (_FULL,) * dim + (slice(off, off + n), Ellipsis), gi)
         off += n
     return (out,)
 

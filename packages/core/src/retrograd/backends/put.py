@@ -1,0 +1,47 @@
+"""Filling part of a new array, on libraries whose arrays can be written and on those whose
+arrays cannot.
+
+Several reference kernels build their result by writing parts of a fresh array
+(``out[key] = value``, ``out[key] += value``): a padded copy, the adjoint of a diagonal, a
+scatter. That is the standard's ``__setitem__``, but an immutable library (JAX) refuses it
+with a TypeError and offers a functional update instead (``out.at[key].set(value)``,
+https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html). ``put`` and
+``put_add`` return the filled array either way, so each kernel is written once. The
+library's kind is learned from its first refusal and remembered by array type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["put", "put_add"]
+
+_FUNCTIONAL: set[type] = set()
+
+
+def put(out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] = value``: written in place and returned, or, on an immutable
+    array, a new array from the library's functional update."""
+    if type(out) not in _FUNCTIONAL:
+        try:
+            out[key] = value
+            return out
+        except TypeError:
+            if getattr(out, "at", None) is None:
+                raise
+            _FUNCTIONAL.add(type(out))
+    return out.at[key].set(value)
+
+
+def put_add(out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] += value`` (each selected element once: a basic key), in
+    place or functionally as ``put``."""
+    if type(out) not in _FUNCTIONAL:
+        try:
+            out[key] += value
+            return out
+        except TypeError:
+            if getattr(out, "at", None) is None:
+                raise
+            _FUNCTIONAL.add(type(out))
+    return out.at[key].add(value)

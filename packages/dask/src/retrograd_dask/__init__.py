@@ -1,0 +1,121 @@
+"""retrograd over Dask arrays: ``device="dask"``.
+
+Dask arrays are chunked and lazy: an op records a task graph, and nothing is computed until
+a value is read. The backend declares it (``Capabilities(lazy=True)``), and it declares
+``inplace=False``: a Dask view (``x[0]``) is a separate graph, and ``x += y`` rebinds a name,
+so a write must go through retrograd's functional path (``retrograd._writes``) to reach a
+base and its views.
+
+What is computed when (docs/backends.md, "Dask: what is forced when"):
+
+* building tensors, every forward op, the backward walk and the optimizer step compute
+  nothing: they extend graphs. Version counters, hooks and the graph of nodes are Python
+  objects and never touch the data;
+* at the end of each ``backward()`` the roots (the loss) and every gradient the walk made are
+  computed **together**, once (``settle``: one ``dask.persist``), so that the forward graph
+  they share runs once and a later ``.item()`` of the loss or read of a ``.grad`` costs
+  nothing; with a ``dask.distributed`` client the results stay in the workers' memory
+  (spilled to disk past their limit);
+* reading a value -- ``item()``, ``tolist()``, ``bool()``, printing, ``.numpy()`` of a copy --
+  computes that value's graph; so do the few kernels whose control flow depends on values
+  (a tail branch of ``erf``, the overlap check of a write through an expanded view), and
+  anomaly detection (``detect_anomaly``), which reads every node's output.
+
+Arrays from the user keep their chunks: ``retrograd_dask.from_dask(x)`` wraps a Dask array
+chunked along the batch axis without computing it.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+
+from retrograd.backends import ArrayAPIBackend, Capabilities
+from retrograd.backends.summation import register_sum, sum_numpy
+
+__all__ = ["DaskBackend", "backend", "conformance_xfails", "from_dask"]
+
+
+def _settle(arrays: list[Any]) -> list[Any]:
+    """Compute ``arrays`` together and keep them (``dask.persist``): a graph they share runs
+    once; with a distributed client the chunks stay on the workers."""
+    lazy = [i for i, a in enumerate(arrays) if isinstance(a, da.Array)]
+    if not lazy:
+        return arrays
+    done = dask.persist(*(arrays[i] for i in lazy))
+    out = list(arrays)
+    for i, a in zip(lazy, done, strict=True):
+        out[i] = a
+    return out
+
+
+def _sum(x: Any, axis: Any, keepdims: bool) -> Any:
+    """A floating-point sum as accurate as the cpu backend's: retrograd's NumPy sum on each
+    chunk, and again over the chunks' partial sums (Dask's tree reduction). The cpu
+    backend's blocked cascade reshapes across chunk boundaries, which Dask refuses."""
+    return da.reduction(x, sum_numpy, sum_numpy, axis=axis, keepdims=keepdims, dtype=x.dtype,
+                        concatenate=True)
+
+
+# array-api-compat's Dask namespace offers no float16
+_DTYPES = ("bool", "int32", "int64", "float32", "float64")
+
+
+def _gathered(array: Any) -> Any:
+    """``array``'s values in one NumPy array, its chunks fetched one by one and assembled
+    here: ``array.compute()`` would first gather every chunk into one worker of a
+    distributed cluster, which refuses an array larger than a worker's memory."""
+    if array.ndim == 0 or array.npartitions == 1:
+        return np.asarray(array.compute())
+    blocks = array.to_delayed()
+    done = iter(dask.compute(*blocks.ravel().tolist()))
+    nested = np.empty(blocks.shape, dtype=object)
+    for idx in np.ndindex(blocks.shape):
+        nested[idx] = next(done)
+    return np.block(nested.tolist())
+
+
+class DaskBackend(ArrayAPIBackend):
+    """Tensors stored as ``dask.array.Array``, computed by Dask's scheduler (the threaded one
+    by default; a ``dask.distributed.Client`` when one is active)."""
+
+    def __init__(self) -> None:
+        super().__init__(da, name="dask",
+                         capabilities=Capabilities(inplace=False, lazy=True, memory="host",
+                                                   devices=("cpu",), dtypes=_DTYPES),
+                         overrides={"settle": _settle},
+                         array_type=da.Array)
+        register_sum(self.xp, _sum)
+
+    def to_numpy(self, array: Any) -> Any:
+        """A NumPy array of the array's values (computes its graph)."""
+        if isinstance(array, np.ndarray):
+            return array
+        if not isinstance(array, da.Array):
+            return np.asarray(array)
+        return _gathered(array)
+
+
+def from_dask(array: Any, requires_grad: bool = False) -> Any:
+    """A retrograd tensor on this backend holding the Dask array ``array`` as it is (its
+    chunks kept, nothing computed)."""
+    import retrograd as rg
+
+    if not isinstance(array, da.Array):
+        raise TypeError(f"from_dask: expected a dask.array.Array, got {type(array).__name__}")
+    t = rg.Tensor(array, backend)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def conformance_xfails() -> str:
+    """The path of the xfails file to give ``retrograd-conformance --xfails-file``."""
+    return str(resources.files(__name__) / "xfails.txt")
+
+
+backend = DaskBackend()

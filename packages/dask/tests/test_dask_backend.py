@@ -1,0 +1,115 @@
+"""retrograd-dask: the whole conformance suite on ``device="dask"`` (the generated programs
+cut to 100 in the test session; ``nox -s conformance`` runs 500), its declared capabilities,
+what is computed when, and a training step equal to the cpu backend's."""
+
+from __future__ import annotations
+
+import threading
+
+import dask.array as da
+import numpy as np
+from retrograd_dask import backend, conformance_xfails, from_dask
+
+import retrograd as rg
+from retrograd.backends.capabilities import verify
+from retrograd_conformance.cli import main
+
+
+def test_the_whole_conformance_suite_passes_on_the_dask_backend(capsys):
+    code = main(["--backend", "dask", "--fuzz", "100", "--no-progress", "--width", "200",
+                 "--xfails-file", conformance_xfails()])
+    out = capsys.readouterr().out
+    assert code == 0, out[-5000:]
+
+
+def test_declared_capabilities_hold():
+    assert backend.capabilities.lazy and not backend.capabilities.inplace
+    assert all(v is None for v in verify(backend).values()), verify(backend)
+
+
+class _Counted:
+    """An identity on each chunk that counts how often Dask computes it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        if block.size:  # not Dask's probe of the output type on an empty block
+            with self._lock:
+                self.calls += 1
+        return block
+
+
+def _mlp_step(x: rg.Tensor, y: rg.Tensor) -> tuple[rg.Tensor, list[rg.Tensor]]:
+    rg.manual_seed(0)
+    net = rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.Tanh(), rg.nn.Linear(8, 1)).double()
+    net.to("dask")
+    loss = rg.nn.functional.mse_loss(net(x), y)
+    return loss, list(net.parameters())
+
+
+def _counted_batch(counter: _Counted) -> tuple[rg.Tensor, rg.Tensor]:
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((64, 4))
+    x = da.from_array(xs, chunks=(16, 4)).map_blocks(counter, dtype=np.float64)
+    return from_dask(x), from_dask(da.from_array(np.sin(xs[:, :1]), chunks=(16, 1)))
+
+
+def test_a_backward_computes_the_forward_once_and_reading_afterwards_computes_nothing():
+    counter = _Counted()
+    x, y = _counted_batch(counter)
+    loss, params = _mlp_step(x, y)
+    assert counter.calls == 0  # the forward only built a graph
+    loss.backward()
+    assert counter.calls == 4  # the loss and every gradient together: each chunk once
+    loss.item()
+    for p in params:
+        p.grad.cpu()
+    assert counter.calls == 4  # settled: nothing computed again
+
+
+def test_without_settling_each_read_would_compute_the_forward_again(monkeypatch):
+    """The figure behind ``settle`` (docs/backends.md): with it replaced by the identity, the
+    loss and each of the 4 gradients computes the forward again."""
+    monkeypatch.setattr(backend.ops, "settle", lambda arrays: arrays)
+    counter = _Counted()
+    x, y = _counted_batch(counter)
+    loss, params = _mlp_step(x, y)
+    loss.backward()
+    assert counter.calls == 0
+    loss.item()
+    for p in params:
+        p.grad.cpu()
+    assert counter.calls == 4 * (1 + len(params))
+
+
+def test_writes_through_views_reach_the_base_on_lazy_arrays():
+    x = rg.zeros(3, 4, device="dask", dtype=rg.float64)
+    v = x[1]
+    v.add_(2.0)  # on a Dask array ``v += 2`` alone would rebind a name and change nothing
+    x[:, 0] = 5.0
+    assert x.cpu().tolist() == [[5.0, 0, 0, 0], [5.0, 2, 2, 2], [5.0, 0, 0, 0]]
+    assert v.cpu().tolist() == [5.0, 2.0, 2.0, 2.0]
+
+
+def test_a_training_step_equals_the_cpu_backend():
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((32, 5)), rng.integers(0, 3, 32)
+    results = []
+    for device in ("cpu", "dask"):
+        rg.manual_seed(0)
+        net = rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.ReLU(), rg.nn.Linear(16, 3)).double()
+        net.to(device)
+        opt = rg.optim.Adam(net.parameters(), lr=0.01)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = rg.nn.functional.cross_entropy(net(rg.tensor(x, device=device)),
+                                                  rg.tensor(y, device=device))
+            loss.backward()
+            opt.step()
+        if device == "dask":
+            assert isinstance(net[0].weight._data, da.Array)
+        results.append([p.detach().cpu().numpy() for p in net.parameters()])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -1,0 +1,86 @@
+"""retrograd-jax: the whole conformance suite on ``device="jax"`` (the generated programs cut
+to 100 in the test session; ``nox -s conformance`` runs 500), its declared capabilities, the
+functional writes on immutable arrays against torch, and a training step equal to the cpu
+backend's."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+import torch
+from retrograd_jax import backend, conformance_xfails
+
+import retrograd as rg
+from retrograd.backends.capabilities import verify
+from retrograd_conformance.cli import main
+
+
+def test_the_whole_conformance_suite_passes_on_the_jax_backend(capsys):
+    code = main(["--backend", "jax", "--fuzz", "100", "--no-progress", "--width", "200",
+                 "--xfails-file", conformance_xfails()])
+    out = capsys.readouterr().out
+    assert code == 0, out[-5000:]
+
+
+def test_declared_capabilities_hold_and_float64_is_on():
+    assert not backend.capabilities.inplace
+    assert all(v is None for v in verify(backend).values()), verify(backend)
+    assert jax.config.jax_enable_x64
+    assert rg.ones(2, device="jax", dtype=rg.float64)._data.dtype == np.float64
+    assert rg.ones(2, device="jax")._data.dtype == np.float32  # retrograd's default stays
+
+
+def _program(lib, dev):
+    """Writes through views, a recorded in-place op on a view, and .grad accumulated twice."""
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True, **dev)
+    b = a * 1
+    b[1:].mul_(a[:3])
+    b.view(2, 2)[:, 0].exp_()
+    for _ in range(2):
+        (b * lib.arange(4.0, dtype=lib.float64, **dev)).sum().backward(retain_graph=True)
+    x = lib.zeros(3, 4, dtype=lib.float64, **dev)
+    v, t = x[1], x.t()
+    t[2].fill_(1.0)
+    v.add_(2.0)
+    x[lib.tensor([0, 2], **dev)] = 4.0
+    return b.detach(), a.grad, x, v, t
+
+
+def test_writes_on_immutable_jax_arrays_match_torch():
+    expected = [t.numpy() for t in _program(torch, {"device": "cpu"})]
+    got = _program(rg, {"device": "jax"})
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        assert isinstance(g._data, jax.Array)
+        np.testing.assert_allclose(g.cpu().numpy(), e, rtol=1e-13, err_msg=f"result {i}")
+
+
+def test_a_jax_array_itself_is_never_written():
+    x = rg.ones(3, device="jax", dtype=rg.float64)
+    before = x._data
+    x.add_(1.0)
+    assert np.asarray(before).tolist() == [1.0, 1.0, 1.0] and x.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(TypeError, match="immutable"):
+        before[0] = 5.0  # what an in-place kernel would have met
+
+
+def test_a_training_step_equals_the_cpu_backend():
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    results = []
+    for device in ("cpu", "jax"):
+        rg.manual_seed(0)
+        net = rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.ReLU(), rg.nn.Linear(16, 3)).double()
+        net.to(device)
+        opt = rg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = rg.nn.functional.cross_entropy(net(rg.tensor(x, device=device)),
+                                                  rg.tensor(y, device=device))
+            loss.backward()
+            opt.step()
+        if device == "jax":
+            assert isinstance(net[0].weight._data, jax.Array)
+        results.append([p.detach().cpu().numpy() for p in net.parameters()])
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
