@@ -6,9 +6,9 @@
 
 Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for a
 backend it also ran) gets one row: per suite family the count of checks passed, and of
-those expected to fail (xfail, reasons in the backend's xfails file), failed, or not run
-because the backend was unavailable; and its declared capabilities. The rows replace the
-text between the markers of docs/backends.md.
+those expected to fail (xfail), failed, or not run because the backend was unavailable;
+then every xfail with the reason its backend's xfails file gives. The rows replace the text
+between the markers of docs/backends.md.
 """
 
 from __future__ import annotations
@@ -60,11 +60,30 @@ def table(rows: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def expected_failures(reports: list[dict]) -> str:
+    """Each xfail of the reports (a later report wins for a backend it also ran): the
+    backend, the check and the reason its xfails file gives."""
+    latest: dict[str, list[dict]] = {}
+    for report in reports:
+        ran = {s["name"] for s in report["subjects"] if s["family"] == "retrograd"}
+        for name in ran:
+            latest[name] = [r for r in report["results"]
+                            if r["subject"] == name and r["verdict"] == "xfail"]
+    lines = []
+    for name in sorted(latest):
+        for r in latest[name]:
+            reason = r.get("details", {}).get("xfail_reason") or "(no reason given)"
+            lines.append(f"- `{name.split(':', 1)[1]}` `{r['suite']}/{r['id']}`: {reason}")
+    if not lines:
+        return ""
+    return "\n\nExpected failures (from each backend's xfails file):\n\n" + "\n".join(lines)
+
+
 def render(page: str, reports: list[dict]) -> str:
     start, stop = page.index(BEGIN) + len(BEGIN), page.index(END)
     runs = ", ".join(f"{r['header']['run_id']} (oracle torch "
                      f"{r['header'].get('versions', {}).get('torch', '?')})" for r in reports)
-    body = f"\n{table(collect(reports))}\n\nFrom run {runs}.\n"
+    body = f"\n{table(collect(reports))}{expected_failures(reports)}\n\nFrom run {runs}.\n"
     return page[:start] + body + page[stop:]
 
 

@@ -34,3 +34,44 @@ def test_a_report_becomes_one_row_per_backend(tmp_path, capsys):
                  "--no-progress"]) == 0
     both = table.collect([report, json.loads(caps.read_text())])  # the later run wins for cpu
     assert table.cell(both["retrograd:cpu"]["families"]["capabilities"]) == "3 passed"
+
+
+def test_expected_failures_are_listed_with_the_reason_of_the_xfails_file(tmp_path):
+    xfails = tmp_path / "xfails.txt"
+    xfails.write_text("# header of the file\n\n# the reason, on\n# two lines\n"
+                      "retrograd:cpu::documents/leaf-root[float32]\n")
+    js = tmp_path / "r.json"
+    # a passing check listed as failing is an xpass, which fails the run: the listing is
+    # read from a report where the case is turned into a failure first
+    main(["--backend", "cpu", "--suite", "documents", "-k", "leaf-root", "--json", str(js),
+          "--no-progress", "--xfails-file", str(xfails)])
+    report = json.loads(js.read_text())
+    for r in report["results"]:
+        if r["verdict"] == "xpass":
+            r["verdict"] = "xfail"
+    listed = table.expected_failures([report])
+    assert "- `cpu` `documents/leaf-root[float32]`: the reason, on two lines" in listed
+
+
+def test_a_backend_packages_own_xfails_file_is_applied(tmp_path, monkeypatch):
+    """A backend's module that offers ``conformance_xfails()`` has its file read without
+    ``--xfails-file``: here it lists a check that passes, so the run fails with an xpass."""
+    (tmp_path / "xfails.txt").write_text("# listed, but it passes\n"
+                                        "::documents/leaf-root[float64]\n")
+    (tmp_path / "own_xfails_backend.py").write_text(
+        "from pathlib import Path\n"
+        "from retrograd.backends.numpy import NumpyBackend\n"
+        "class OwnBackend(NumpyBackend):\n"
+        "    pass\n"
+        "backend = OwnBackend()\n"
+        "backend.name = 'own_xfails'\n"
+        "def conformance_xfails():\n"
+        "    return str(Path(__file__).with_name('xfails.txt'))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    js = tmp_path / "r.json"
+    args = ["--backend", "own_xfails_backend:backend", "--suite", "documents", "-k", "leaf-root",
+            "--json", str(js), "--no-progress"]
+    assert main(args) == 1
+    verdicts = {r["id"]: r["verdict"] for r in json.loads(js.read_text())["results"]}
+    assert verdicts["leaf-root[float64]"] == "xpass"
+    assert main(args + ["--no-backend-xfails"]) == 0

@@ -24,7 +24,9 @@ def test_the_whole_conformance_suite_passes_on_the_dask_backend(capsys):
 
 def test_declared_capabilities_hold():
     assert backend.capabilities.lazy and not backend.capabilities.inplace
-    assert all(v is None for v in verify(backend).values()), verify(backend)
+    found = verify(backend)
+    assert set(found) == {"inplace", "dtypes", "lazy", "memory"}  # laziness checked too
+    assert all(v is None for v in found.values()), found
 
 
 class _Counted:

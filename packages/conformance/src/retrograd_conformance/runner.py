@@ -592,10 +592,37 @@ def read_id_file(path: str) -> list[str]:
     return out
 
 
-def apply_expectations(results: list[Result], xfails: list[str], skips: list[str],
-                       warn: Callable[[str], None]) -> None:
-    """Turn failures listed in ``xfails`` into ``xfail`` (passes into ``xpass``, a failure:
-    the list is stale), and entries of ``skips`` into ``skip``; warn for unmatched entries."""
+def read_xfails(path: str) -> list[tuple[str, str]]:
+    """The entries of an xfails file with their reasons: ``(id substring, reason)``, the
+    reason being the comment block just above the entry (or above the run of entries it
+    heads), its ``#`` marks removed."""
+    out: list[tuple[str, str]] = []
+    comment: list[str] = []
+    reason = ""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            text = line.strip()
+            if text.startswith("#"):
+                comment.append(text.lstrip("#").strip())
+                continue
+            entry = text.split("#", 1)[0].strip()
+            if not entry:
+                comment = []  # a blank line ends a block
+                continue
+            if comment:
+                reason, comment = " ".join(c for c in comment if c), []
+            out.append((entry, reason))
+    return out
+
+
+def apply_expectations(results: list[Result], xfails: list[str] | list[tuple[str, str]],
+                       skips: list[str], warn: Callable[[str], None]) -> None:
+    """Turn failures listed in ``xfails`` (ids, or ``(id, reason)`` pairs: the reason goes to
+    the result's ``details["xfail_reason"]``) into ``xfail`` (passes into ``xpass``, a
+    failure: the list is stale), and entries of ``skips`` into ``skip``; warn for unmatched
+    entries."""
+    reasons = dict(x if isinstance(x, tuple) else (x, "") for x in xfails)
+    xfails = list(reasons)
     used: set[str] = set()
     for r in results:
         if r.verdict == "unavailable":
@@ -608,6 +635,8 @@ def apply_expectations(results: list[Result], xfails: list[str], skips: list[str
         hit_x = [x for x in xfails if x in r.key]
         if hit_x:
             used.update(hit_x)
+            if reasons[hit_x[0]]:
+                r.details["xfail_reason"] = reasons[hit_x[0]]
             if r.verdict == "fail":
                 r.verdict = "xfail"
             elif r.verdict == "pass":

@@ -140,6 +140,12 @@ def retrograd_subject(name: str) -> Subject:
         subject.reason = f"cannot load backend {name!r}: {type(exc).__name__}: {exc}"
         return subject
     subject.info["backend_class"] = f"{type(backend).__module__}.{type(backend).__qualname__}"
+    own = getattr(sys.modules.get(type(backend).__module__), "conformance_xfails", None)
+    if callable(own):  # the backend package's own xfails file, applied to its results
+        try:
+            subject.info["xfails_file"] = str(own())
+        except Exception:  # noqa: BLE001 - no file then; the run says nothing of it
+            pass
     try:
         subject.available = bool(backend.is_available())
     except Exception as exc:  # noqa: BLE001

@@ -91,6 +91,10 @@ class DaskBackend(ArrayAPIBackend):
                          array_type=da.Array)
         register_sum(self.xp, _sum)
 
+    def is_lazy_array(self, array: Any) -> bool:
+        """Whether ``array`` is a graph not yet computed (the suite's check of ``lazy``)."""
+        return isinstance(array, da.Array)
+
     def to_numpy(self, array: Any) -> Any:
         """A NumPy array of the array's values (computes its graph)."""
         if isinstance(array, np.ndarray):

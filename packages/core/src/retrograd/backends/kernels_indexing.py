@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .put import put
+from .put import add_at, put
 
 __all__ = ["kernels"]
 
@@ -57,7 +57,7 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
             return xp.reshape(out, shape)
         if native_at is not None:
             if add:
-                native_at(out, pos, vals)
+                out = add_at(out, pos, vals, native_at)
             else:
                 out = put(out, pos, vals)
             return xp.reshape(out, shape)

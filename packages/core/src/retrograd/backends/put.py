@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["put", "put_add"]
+__all__ = ["put", "put_add", "add_at"]
 
 _FUNCTIONAL: set[type] = set()
 
@@ -45,3 +45,18 @@ def put_add(out: Any, key: Any, value: Any) -> Any:
                 raise
             _FUNCTIONAL.add(type(out))
     return out.at[key].add(value)
+
+
+def add_at(out: Any, positions: Any, values: Any, native: Any) -> Any:
+    """``out`` with each of ``values`` added at its index in ``positions`` (an integer array
+    that may repeat an index: the values add up), through the library's ``add.at``
+    (``native``: ``numpy.add.at``), or, on an immutable array, its functional ``.at[].add``."""
+    if type(out) not in _FUNCTIONAL:
+        try:
+            native(out, positions, values)
+            return out
+        except (TypeError, NotImplementedError):  # JAX: "cannot operate inplace"
+            if getattr(out, "at", None) is None:
+                raise
+            _FUNCTIONAL.add(type(out))
+    return out.at[positions].add(values)

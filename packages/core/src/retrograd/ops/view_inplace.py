@@ -242,7 +242,8 @@ def chain_of(t: Tensor) -> tuple[tuple[str, Any], ...]:
     assert ex is not None and ex.view_chain is not None and t._base is not None
     chain = ex.view_chain
     if chain is LAZY:
-        read = _strided_chain(t, t._base)
+        # on a backend with immutable arrays the view's steps were kept for its writes
+        read = ex.data_chain if ex.data_chain is not None else _strided_chain(t, t._base)
         if read is None:
             raise RetrogradError(
                 f"a view (shape {t.shape}) taken before its base (shape {t._base.shape}) "

@@ -173,7 +173,24 @@ class Optimizer:
         with grad_mode.no_grad():
             for group in self.param_groups:
                 self._update_group(group)
+        self._settle_lazy()
         return loss
+
+    def _settle_lazy(self) -> None:
+        """On a lazy backend (Dask), the updated parameters and the optimizer's state computed
+        together, once per step (the backend's ``settle``): otherwise each step's values
+        would stay a graph of every step before, recomputed by each later read."""
+        found: dict[Any, list[Any]] = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.backend.capabilities.lazy:
+                    found.setdefault(p.backend, []).append(p)
+                    for v in self.state.get(p, {}).values():
+                        if isinstance(v, Tensor) and v.backend is p.backend:
+                            found[p.backend].append(v)
+        for be, tensors in found.items():
+            for t, data in zip(tensors, be.ops.settle([t._data for t in tensors]), strict=True):
+                t._data = data  # the same values, computed
 
     def _update_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
