@@ -14,6 +14,8 @@
 #                    RETROGRAD_REQUIRE_GPU=1 (a gpu test that skips fails)
 #     conformance    --backend cuda, suites documents, semantics and opdb
 #     programs       --backend cuda, generated programs (FUZZ of them, default 150)
+#     torch-cuda     --backend torch_cuda (retrograd-torch on torch's GPU), suites documents,
+#                    semantics and opdb
 #     sanitizer      compute-sanitizer memcheck (CuPy's memory pool off, so an overrun is
 #                    seen), then racecheck, over the fused-kernel tests, where the tool exists
 #                    (else recorded as not found)
@@ -87,7 +89,7 @@ mkdir -p "$SHIM"
 "$PY" - "$SHIM" "$ROOT" <<'EOF' >"$LOGS/install.log" 2>&1 || echo "metadata shims failed: see install.log"
 import pathlib, sys, tomllib
 shim, root = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for pkg in ("core", "cuda", "conformance"):
+for pkg in ("core", "cuda", "conformance", "torch"):
     meta = root / "packages" / pkg / "pyproject.toml"
     if not meta.exists():
         print("skipped (absent):", pkg)
@@ -105,7 +107,7 @@ for pkg in ("core", "cuda", "conformance"):
         for group, eps in groups.items()))
     print(dist.name, sorted(groups))
 EOF
-export PYTHONPATH="$SHIM:$ROOT/packages/core/src:$ROOT/packages/cuda/src:$ROOT/packages/conformance/src${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$SHIM:$ROOT/packages/core/src:$ROOT/packages/cuda/src:$ROOT/packages/conformance/src:$ROOT/packages/torch/src${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -c 'import retrograd_cuda as rc; from retrograd.backends import get_backend
 b = get_backend("cuda"); print("cuda backend:", b, "available:", b.is_available(), rc.unavailable_reason())' \
     >>"$LOGS/install.log" 2>&1
@@ -165,6 +167,10 @@ start_step conformance "$PHASE1" "$PY" -c "$CONFORMANCE" --backend cuda --oracle
     --json "$LOGS/conformance.json" --junit "$LOGS/conformance.xml"
 start_step programs "$PHASE1" "$PY" -c "$CONFORMANCE" --backend cuda --oracle torch \
     --suite programs --fuzz "$FUZZ" --json "$LOGS/programs.json" --junit "$LOGS/programs.xml"
+# the second GPU path: retrograd-torch on torch's CUDA device (needs array-api-compat)
+start_step torch-cuda "$PHASE1" "$PY" -c "$CONFORMANCE" --backend torch_cuda --oracle torch \
+    --suite documents --suite semantics --suite opdb \
+    --json "$LOGS/torch_cuda.json" --junit "$LOGS/torch_cuda.xml"
 if [ -n "$SANITIZER" ]; then
     export -f sanitize
     export SANITIZER KERNEL_TESTS PY UNPOOLED
@@ -174,7 +180,7 @@ else
     echo "0 0" >"$LOGS/sanitizer.rc"
 fi
 wait
-for name in cuda-tests conformance programs sanitizer; do finish_step "$name"; done
+for name in cuda-tests conformance programs torch-cuda sanitizer; do finish_step "$name"; done
 [ -n "$SANITIZER" ] || STATUS[sanitizer]="not run: compute-sanitizer not found"
 
 echo "== phase 2 (limit ${PHASE2} s)"
@@ -184,7 +190,7 @@ wait
 finish_step benchmark
 
 # -- summary, results.json, tarball --------------------------------------------------------------
-for name in cuda-tests conformance programs sanitizer benchmark; do
+for name in cuda-tests conformance programs torch-cuda sanitizer benchmark; do
     echo "$name=${STATUS[$name]}"
 done >"$LOGS/status.txt"
 "$PY" - "$LOGS" "$OUT" "$((SECONDS - T0))" <<'EOF' || echo "summary failed" >&2
@@ -202,7 +208,7 @@ try:
         for s in suites for c in s.iter("testcase") if len(c) and c[0].tag != "system-out"][:200]
 except Exception as exc:
     res["cuda_tests"] = f"no JUnit report: {exc}"
-for name in ("conformance", "programs"):
+for name in ("conformance", "programs", "torch_cuda"):
     try:
         rep = json.loads((logs / f"{name}.json").read_text())
         res[name] = {"oracles": rep["header"]["config"].get("oracle_subjects"),
@@ -227,7 +233,7 @@ if isinstance(res["cuda_tests"], dict):
     c = res["cuda_tests"]
     lines += [f"CUDA tests: {c['tests']} run, {c['failures']} failed, {c['errors']} errors, "
               f"{c['skipped']} skipped.", *[f"- {t}" for t in c["not_passed"][:30]], ""]
-for name in ("conformance", "programs"):
+for name in ("conformance", "programs", "torch_cuda"):
     if isinstance(res[name], dict):
         lines += [f"Conformance ({name}), oracle {res[name]['oracles'][:1]}: "
                   f"{json.dumps(res[name]['summary'])}",

@@ -113,7 +113,21 @@ def _optimizer_and_batchnorm(lib, dev):
     return tuple(t.detach() for t in net.state_dict().values() if t.dtype.is_floating_point)
 
 
-PROGRAMS = [_views_written, _view_of_a_view, _base_written_views_follow, _detached_alias,
+def _reshape_view_or_copy(lib, dev):
+    """``reshape`` is a view only where the strides allow it; else a copy the write misses."""
+    x = lib.arange(6.0, **dev).reshape(2, 3)
+    x.t().reshape(-1).add_(100.0)  # a copy in PyTorch: x unchanged
+    x[0].reshape(3, 1).mul_(-1.0)  # a view
+    x.reshape(3, 2)[1:].reshape(-1).add_(0.5)  # a view of a view
+    with_error = 0.0
+    try:
+        x.t().view(-1)
+    except RuntimeError:
+        with_error = 1.0
+    return x, lib.tensor([with_error])
+
+
+PROGRAMS = [_reshape_view_or_copy, _views_written, _view_of_a_view, _base_written_views_follow, _detached_alias,
             _advanced_setitem, _recorded_through_views, _grads_accumulate,
             _optimizer_and_batchnorm]
 

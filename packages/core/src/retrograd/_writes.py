@@ -34,7 +34,7 @@ from typing import Any
 
 from .tensor import Tensor
 
-__all__ = ["write", "add_into", "adopt_view", "is_functional"]
+__all__ = ["write", "add_into", "adopt_view", "is_functional", "reshape_is_view"]
 
 _ref = weakref.ref
 
@@ -150,3 +150,45 @@ def _refresh(root: Tensor, data: Any) -> None:
         if chain is None:
             continue  # cannot follow: such a view refuses its own writes (``_replace``)
         v._data = replay(ops, data, chain) if chain else data
+
+
+def reshape_is_view(x: Tensor, shape: tuple[int, ...]) -> bool:
+    """Whether PyTorch's ``reshape`` of ``x`` to ``shape`` would be a view, on a backend
+    with immutable arrays, which keep no strides: ``x``'s strides are those of its recorded
+    steps from its root base (contiguous at the root), and the test is NumPy's no-copy
+    reshape -- the rule PyTorch's ``computeStride`` shares. Without it ``x.t().reshape(-1)``
+    would be a view there, and a write to it would reach ``x``, unlike PyTorch's copy."""
+    from .backends.host import xp as numpy
+
+    if x._base is None:
+        return True  # contiguous
+    chain = x._extra.data_chain if x._extra is not None else None
+    if chain is None:
+        return False
+    root = x._base
+    shape0 = tuple(root._data.shape)
+    strides, step = [], 1
+    for n in reversed(shape0):
+        strides.append(step)
+        step *= max(n, 1)
+    # a stand-in with the root's layout over one byte: only views of it are taken, never read
+    v = numpy.lib.stride_tricks.as_strided(numpy.zeros(1, dtype=numpy.int8), shape=shape0,
+                                           strides=tuple(reversed(strides)))
+    try:
+        for kind, arg in chain:
+            if kind == "getitem":
+                v = v[arg if Ellipsis in arg else arg + (Ellipsis,)]
+            elif kind == "reshape":
+                v = numpy.reshape(v, arg, copy=False)
+            elif kind == "permute":
+                v = numpy.transpose(v, arg)
+            elif kind == "expand":
+                v = numpy.broadcast_to(v, arg)
+            elif kind == "diagonal":
+                v = numpy.diagonal(v, *arg)
+            else:
+                return False
+        numpy.reshape(v, shape, copy=False)
+    except ValueError:
+        return False
+    return True

@@ -6,8 +6,9 @@ overrides are where the standard has no word: the scatter-add behind the backwar
 integer-array indexing (``x[idx]`` with repeated indices: torch's ``index_add_``), and the
 memory facts retrograd reads of NumPy arrays through ``base`` and the array interface
 (``_base``, ``data_ptr`` and ``stride`` here).
-Tensors live on torch's CPU; ``conformance_xfails()`` is the file of the suite's checks this
-backend is known to fail, each with its reason.
+Tensors live on torch's CPU (``device="torch"``) or on its CUDA device
+(``device="torch_cuda"``, where torch sees a GPU); ``conformance_xfails()`` is the file of the
+suite's checks these backends are known to fail, each with its reason.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import torch
 
 from retrograd.backends import ArrayAPIBackend, Capabilities
 
-__all__ = ["TorchBackend", "backend", "conformance_xfails"]
+__all__ = ["TorchBackend", "backend", "cuda_backend", "conformance_xfails"]
 
 
 def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
@@ -49,15 +50,29 @@ def _may_alias(a: Any) -> bool:
 
 
 class TorchBackend(ArrayAPIBackend):
-    """Tensors stored as ``torch.Tensor`` on the CPU."""
+    """Tensors stored as ``torch.Tensor``: on the CPU (``device="torch"``), or on torch's
+    current CUDA device (``device="torch_cuda"``: a second GPU path beside CuPy's, available
+    where torch sees a GPU)."""
 
-    def __init__(self) -> None:
-        super().__init__(torch, name="torch", device="cpu",
-                         capabilities=Capabilities(inplace=True, lazy=False, memory="host",
-                                                   devices=("cpu",)),
+    def __init__(self, torch_device: str = "cpu") -> None:
+        self.torch_device = torch_device
+        cuda = torch_device == "cuda"
+        super().__init__(torch, name="torch_cuda" if cuda else "torch", device=torch_device,
+                         capabilities=Capabilities(inplace=True, lazy=False,
+                                                   memory="device" if cuda else "host",
+                                                   devices=(torch_device,)),
                          overrides={"index_backward": _index_backward,
                                     "memory_layout": _memory_layout, "may_alias": _may_alias},
                          array_type=torch.Tensor)
+
+    def is_available(self) -> bool:
+        """The CPU always; CUDA where torch finds a GPU."""
+        return self.torch_device == "cpu" or torch.cuda.is_available()
+
+    def unavailable_reason(self) -> str:
+        """Why ``is_available()`` is False (the conformance report says it)."""
+        return (f"torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() "
+                "is False)")
 
     def to_numpy(self, array: Any) -> Any:
         """A NumPy array of the tensor's values (shares memory when it can)."""
@@ -72,3 +87,4 @@ def conformance_xfails() -> str:
 
 
 backend = TorchBackend()
+cuda_backend = TorchBackend("cuda")

@@ -7,7 +7,7 @@ import operator
 from typing import Any
 
 from .._version import rebased_of
-from .._writes import adopt_view
+from .._writes import adopt_view, reshape_is_view
 from ..autograd.anomaly import _state as _anomaly
 from ..autograd.anomaly import forward_stack
 from ..autograd.node import formula_node
@@ -38,7 +38,8 @@ def _view_result(x: Tensor, data: Any, kind: str, arg: Any = None) -> Tensor:
     if type(data) is not be.array_type:
         data = be.asarray(data)
     out = Tensor(data, be)
-    if be.ops.is_view(data, x._data):
+    if be.ops.is_view(data, x._data) and not (
+            be.functional and kind == "reshape" and not reshape_is_view(x, tuple(data.shape))):
         vc = x._counter()
         out._vc = vc
         out._base = x if x._base is None else x._base
