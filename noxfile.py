@@ -1,7 +1,8 @@
 """Every workflow of the retrograd monorepo.
 
     nox -s tests         pytest over every package present (quick reliability included)
-    nox -s conformance   the main job: every available backend against PyTorch (docs/conformance.md)
+    nox -s conformance   the main job: the core stack's backends against PyTorch
+    nox -s conformance_libraries   the same on the jax and dask backends (docs/backends.md)
     nox -s lint          ruff over the tree, mypy on the core
     nox -s bench         the benchmark suite (tools/bench); ``-- --quick`` only checks it runs
     nox -s stress        the full-size reliability suite
@@ -42,7 +43,8 @@ def _present(path: str) -> bool:
     return (ROOT / path / "pyproject.toml").exists()
 
 
-def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
+def _install_stack(session: nox.Session, *, with_torch: bool = True,
+                   with_libraries: bool = True) -> None:
     """Install core, the packages present beside it, and the test tools."""
     session.install("pip>=24")
     if with_torch:
@@ -57,7 +59,12 @@ def _install_stack(session: nox.Session, *, with_torch: bool = True) -> None:
     if with_torch and _present(TORCH_BACKEND):
         # retrograd over torch tensors (array-api-compat): a backend the suite runs on too
         session.install("-e", TORCH_BACKEND)
-    # retrograd over JAX (immutable arrays) and Dask (lazy, chunked): the suite runs on both
+    if with_libraries:
+        _install_libraries(session)
+
+
+def _install_libraries(session: nox.Session) -> None:
+    """retrograd over JAX (immutable arrays) and Dask (lazy, chunked), with their libraries."""
     if _present(JAX_BACKEND):
         session.install("jax[cpu]", "array-api-compat")
         session.install("-e", JAX_BACKEND)
@@ -95,21 +102,27 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def conformance(session: nox.Session) -> None:
-    """The main job: the conformance suite on every installed, available backend, oracle torch."""
-    _install_stack(session)
+    """The main job: the conformance suite on every backend of the core stack (cpu, the vendor
+    example, torch; cuda where a GPU is), oracle torch."""
+    _install_stack(session, with_libraries=False)
+    _conformance(session, "report", session.posargs)
+
+
+@nox.session(python="3.11")
+def conformance_libraries(session: nox.Session) -> None:
+    """The whole conformance suite on the jax and dask backends, oracle torch: about an hour
+    on two cores (one XLA compile or one Dask graph per op, sample and dtype)."""
+    _install_stack(session, with_libraries=False)
+    _install_libraries(session)
+    _conformance(session, "report-libraries",
+                 ["--backend", "jax", "--backend", "dask", *session.posargs])
+
+
+def _conformance(session: nox.Session, name: str, args: list[str]) -> None:
     out = ROOT / "out" / "conformance"
     out.mkdir(parents=True, exist_ok=True)
-    session.run(
-        "retrograd-conformance",
-        "--oracle",
-        "torch",
-        "--json",
-        str(out / "report.json"),
-        "--junit",
-        str(out / "report.xml"),
-        *session.posargs,
-        env=_QUIET_BLAS,
-    )
+    session.run("retrograd-conformance", "--oracle", "torch", "--json", str(out / f"{name}.json"),
+                "--junit", str(out / f"{name}.xml"), *args, env=_QUIET_BLAS)
 
 
 @nox.session(python="3.11")
@@ -118,8 +131,11 @@ def stress(session: nox.Session) -> None:
     _install_stack(session)
     session.install("pytest>=8", "hypothesis>=6", "psutil")
     session.run("pytest", "-q", "-m", "stress", "packages/core/tests/reliability", *session.posargs)
-    if _present(DASK_BACKEND):  # a batch larger than a worker's memory: spilled, then the gradient
-        session.run("pytest", "-q", "-m", "stress", "packages/dask/tests", *session.posargs)
+    # the whole conformance suite on jax and dask (the tests session leaves out the op
+    # database there), and a batch larger than a Dask worker's memory: spilled, then the gradient
+    extra = [f"packages/{p}/tests" for p in ("jax", "dask") if _present(f"./packages/{p}")]
+    if extra:
+        session.run("pytest", "-q", "-m", "stress", *extra, *session.posargs, env=_QUIET_BLAS)
     # the figures quoted in docs/reliability.md, measured on this machine
     session.run("python", "tools/reliability_report.py")
 
@@ -141,7 +157,7 @@ def bench(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def docs(session: nox.Session) -> None:
     """Build the documentation with --strict."""
-    _install_stack(session, with_torch=False)
+    _install_stack(session, with_torch=False, with_libraries=False)
     session.install("mkdocs-material", "mkdocstrings[python]")
     session.run("mkdocs", "build", "--strict")
 

@@ -1,5 +1,6 @@
-"""retrograd-dask: the whole conformance suite on ``device="dask"`` (the generated programs
-cut to 100 in the test session; ``nox -s conformance`` runs 500), its declared capabilities,
+"""retrograd-dask: the conformance suite on ``device="dask"`` (the test session runs every
+family but the op database, with 30 generated programs; ``nox -s conformance`` and
+``nox -s stress`` run the whole suite), its declared capabilities,
 what is computed when, and a training step equal to the cpu backend's."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import threading
 
 import dask.array as da
 import numpy as np
+import pytest
 from retrograd_dask import backend, conformance_xfails, from_dask
 
 import retrograd as rg
@@ -15,6 +17,18 @@ from retrograd.backends.capabilities import verify
 from retrograd_conformance.cli import main
 
 
+def test_the_conformance_suite_passes_on_the_dask_backend(capsys):
+    """Every family but the op database, and 30 generated programs: the op database runs
+    one XLA compile (JAX) or one task graph (Dask) per op, sample and dtype, about a quarter
+    of an hour here; it runs in ``nox -s conformance`` and in the stress test below."""
+    code = main(["--backend", "dask", "--suite", "capabilities", "--suite", "documents",
+                 "--suite", "semantics", "--suite", "programs", "--fuzz", "30", "--no-progress",
+                 "--width", "200", "--xfails-file", conformance_xfails()])
+    out = capsys.readouterr().out
+    assert code == 0, out[-5000:]
+
+
+@pytest.mark.stress
 def test_the_whole_conformance_suite_passes_on_the_dask_backend(capsys):
     code = main(["--backend", "dask", "--fuzz", "100", "--no-progress", "--width", "200",
                  "--xfails-file", conformance_xfails()])

@@ -1,5 +1,6 @@
-"""retrograd-jax: the whole conformance suite on ``device="jax"`` (the generated programs cut
-to 100 in the test session; ``nox -s conformance`` runs 500), its declared capabilities, the
+"""retrograd-jax: the conformance suite on ``device="jax"`` (the test session runs every
+family but the op database, with 30 generated programs; ``nox -s conformance`` and
+``nox -s stress`` run the whole suite), its declared capabilities, the
 functional writes on immutable arrays against torch, and a training step equal to the cpu
 backend's."""
 
@@ -16,6 +17,18 @@ from retrograd.backends.capabilities import verify
 from retrograd_conformance.cli import main
 
 
+def test_the_conformance_suite_passes_on_the_jax_backend(capsys):
+    """Every family but the op database, and 30 generated programs: the op database runs
+    one XLA compile (JAX) or one task graph (Dask) per op, sample and dtype, about a quarter
+    of an hour here; it runs in ``nox -s conformance`` and in the stress test below."""
+    code = main(["--backend", "jax", "--suite", "capabilities", "--suite", "documents",
+                 "--suite", "semantics", "--suite", "programs", "--fuzz", "30", "--no-progress",
+                 "--width", "200", "--xfails-file", conformance_xfails()])
+    out = capsys.readouterr().out
+    assert code == 0, out[-5000:]
+
+
+@pytest.mark.stress
 def test_the_whole_conformance_suite_passes_on_the_jax_backend(capsys):
     code = main(["--backend", "jax", "--fuzz", "100", "--no-progress", "--width", "200",
                  "--xfails-file", conformance_xfails()])

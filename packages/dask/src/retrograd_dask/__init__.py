@@ -61,6 +61,36 @@ def _sum(x: Any, axis: Any, keepdims: bool) -> Any:
                         concatenate=True)
 
 
+def _eye(n: int, m: int, dtype: Any) -> Any:
+    """``eye(n, m)`` as a comparison of two ranges: Dask's own ``eye`` builds a wrong graph
+    when ``m > n`` (dask/dask#11937, fix pending in dask/dask#12501)."""
+    rows = da.arange(n, dtype=np.int64)[:, None]
+    cols = da.arange(m, dtype=np.int64)[None, :]
+    return (rows == cols).astype(dtype)
+
+
+def _sized(a: Any) -> Any:
+    if isinstance(a, da.Array) and any(n != n for n in a.shape):  # nan: not known yet
+        a.compute_chunk_sizes()
+    return a
+
+
+def _known_shapes(kernel: Any) -> Any:
+    """``kernel`` whose results have known shapes: a data-dependent shape (``unique``, a
+    boolean mask's selection, ``nonzero``) is computed at once, as retrograd reads every
+    tensor's shape; the values stay lazy."""
+
+    def sized(*args: Any, **kwargs: Any) -> Any:
+        out = kernel(*args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(_sized(o) for o in out)
+        return _sized(out)
+
+    sized.__name__ = getattr(kernel, "__name__", "kernel")
+    sized.__doc__ = kernel.__doc__
+    return sized
+
+
 # array-api-compat's Dask namespace offers no float16
 _DTYPES = ("bool", "int32", "int64", "float32", "float64")
 
@@ -79,17 +109,38 @@ def _gathered(array: Any) -> Any:
     return np.block(nested.tolist())
 
 
+class _Namespace:
+    """array-api-compat's Dask namespace, with the functions whose result shape depends on
+    the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
+    their results, which Dask refuses along a dimension of unknown size."""
+
+    def __init__(self, xp: Any) -> None:
+        self._xp = xp
+        self.__array_api_version__ = xp.__array_api_version__
+        self.__name__ = xp.__name__
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._xp, name)
+        if name == "nonzero" or name.startswith("unique_"):
+            fn = _known_shapes(fn)
+        setattr(self, name, fn)
+        return fn
+
+
 class DaskBackend(ArrayAPIBackend):
     """Tensors stored as ``dask.array.Array``, computed by Dask's scheduler (the threaded one
     by default; a ``dask.distributed.Client`` when one is active)."""
 
     def __init__(self) -> None:
-        super().__init__(da, name="dask",
+        import array_api_compat
+
+        super().__init__(_Namespace(array_api_compat.array_namespace(da.zeros(1))), name="dask",
                          capabilities=Capabilities(inplace=False, lazy=True, memory="host",
                                                    devices=("cpu",), dtypes=_DTYPES),
-                         overrides={"settle": _settle},
+                         overrides={"settle": _settle, "eye": _eye},
                          array_type=da.Array)
         register_sum(self.xp, _sum)
+        self.override(**{name: _known_shapes(fn) for name, fn in self.kernels.items()})
 
     def is_lazy_array(self, array: Any) -> bool:
         """Whether ``array`` is a graph not yet computed (the suite's check of ``lazy``)."""
