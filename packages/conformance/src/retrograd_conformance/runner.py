@@ -280,7 +280,20 @@ def semantics_results(subjects: list[Subject], oracles: list[Subject],
                 r = judge_semantics_case(case, dtype, subject.name, out, ref, name)
                 r.seconds = time.perf_counter() - t0
                 results.append(r)
+        _trim_caches(subjects)
     return results
+
+
+def _trim_caches(subjects: list[Subject]) -> None:
+    """Each tested backend's ``trim_caches()`` (JAX keeps a compiled program per primitive
+    and shape: the suite's thousands of shapes would exhaust memory)."""
+    from retrograd import backends
+
+    for subject in subjects:
+        if subject.available and subject.family == "retrograd":
+            trim = getattr(backends.get_backend(subject.device), "trim_caches", None)
+            if trim is not None:
+                trim()
 
 
 # ---- fusion: the fused Linear+activation backward, three runs and four comparisons ----------
@@ -537,6 +550,7 @@ def opdb_results(subjects: list[Subject], oracle: str | None, ops: Iterable[OpIn
                     "; ".join(r.failures), time.perf_counter() - t0,
                     {"op": op.name, "dtype": dtype, "samples": r.samples,
                      "checks": r.checks_run, "failures": r.failures}))
+            _trim_caches([subject])
     return results
 
 

@@ -47,6 +47,12 @@ class JaxBackend(ArrayAPIBackend):
                          overrides={"index_backward": _index_backward},
                          array_type=jax.Array)
 
+    def trim_caches(self) -> None:
+        """``jax.clear_caches()``: JAX compiles each primitive for each new shape and keeps
+        every program (its caches count entries, not bytes: jax-ml/jax#10828); the
+        conformance suite's thousands of shapes grew one process past 24 GB without it."""
+        jax.clear_caches()
+
     def to_numpy(self, array: Any) -> Any:
         """A NumPy array of the array's values."""
         if isinstance(array, np.ndarray):

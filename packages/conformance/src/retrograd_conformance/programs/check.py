@@ -147,6 +147,8 @@ def check_programs(subject: str, *, count: int = DEFAULT_COUNT, seed_value: int 
             report.ops.update(set(program.ops))
             report.features.update(program.features)
             report.kinds.update(program.kinds)
+            if report.run % 50 == 0:
+                _trim_caches(subject)
         reason = compare_program(program, subject, oracle)
         if reason is not None:
             shrinking[0] = True
@@ -162,6 +164,18 @@ def check_programs(subject: str, *, count: int = DEFAULT_COUNT, seed_value: int 
         _cover_kinds(report, subject, oracle, modes)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _trim_caches(subject: str) -> None:
+    """The backend's ``trim_caches()`` (JAX: its compiled programs, one per primitive and
+    shape, never evicted by size)."""
+    family, _, name = subject.partition(":")
+    if family == "retrograd":
+        from retrograd import backends
+
+        trim = getattr(backends.get_backend(name), "trim_caches", None)
+        if trim is not None:
+            trim()
 
 
 def _cover_kinds(report: ProgramReport, subject: str, oracle: str | None,

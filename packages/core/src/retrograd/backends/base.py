@@ -86,6 +86,11 @@ class Backend:
     def device_index(self, array: Any) -> int | None:
         return None
 
+    def trim_caches(self) -> None:
+        """Let the array library drop what it caches per shape (compiled programs), between
+        unrelated programs: the conformance suite calls it after each op and case. Nothing by
+        default; JAX's caches grow with every new shape and are never evicted by size."""
+
     def use_device(self, index: int | None) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
