@@ -4,8 +4,8 @@
     python tools/backends_table.py out/conformance/report.json [more.json ...]
     python tools/backends_table.py --check out/conformance/report.json   # exit 1 if stale
 
-Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for a
-backend it also ran) gets one row: per suite family the count of checks passed, and of
+Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for
+the families of a backend it also ran) gets one row: per suite family the count of checks passed, and of
 those expected to fail (xfail), failed, or not run because the backend was unavailable;
 then every xfail with the reason its backend's xfails file gives. The rows replace the text
 between the markers of docs/backends.md.
@@ -26,15 +26,20 @@ FAMILIES = ("capabilities", "documents", "semantics", "opdb", "programs", "cover
 
 
 def collect(reports: list[dict]) -> dict[str, dict]:
-    """backend name -> {"families": {family: Counter of verdicts}, "subject": info}."""
+    """backend name -> {"families": {family: Counter of verdicts}, "subject": info}. A later
+    report replaces, for each backend it ran, the families it has results for: a backend's
+    record may be put together from runs of one family each."""
     rows: dict[str, dict] = {}
     for report in reports:
         ran = {s["name"]: s for s in report["subjects"] if s["family"] == "retrograd"}
-        for name, subject in ran.items():
-            rows[name] = {"subject": subject, "families": {f: Counter() for f in FAMILIES}}
+        found: dict[str, dict[str, Counter]] = {name: {} for name in ran}
         for r in report["results"]:
             if r["subject"] in ran and r["suite"] in FAMILIES:
-                rows[r["subject"]]["families"][r["suite"]][r["verdict"]] += 1
+                found[r["subject"]].setdefault(r["suite"], Counter())[r["verdict"]] += 1
+        for name, subject in ran.items():
+            row = rows.setdefault(name, {"families": {f: Counter() for f in FAMILIES}})
+            row["subject"] = subject
+            row["families"].update(found[name])
     return rows
 
 
@@ -63,15 +68,17 @@ def table(rows: dict[str, dict]) -> str:
 def expected_failures(reports: list[dict]) -> str:
     """Each xfail of the reports (a later report wins for a backend it also ran): the
     backend, the check and the reason its xfails file gives."""
-    latest: dict[str, list[dict]] = {}
+    latest: dict[tuple[str, str], list[dict]] = {}  # (backend, family) -> its xfails
     for report in reports:
         ran = {s["name"] for s in report["subjects"] if s["family"] == "retrograd"}
-        for name in ran:
-            latest[name] = [r for r in report["results"]
-                            if r["subject"] == name and r["verdict"] == "xfail"]
+        families = {(r["subject"], r["suite"]) for r in report["results"] if r["subject"] in ran}
+        for key in families:
+            latest[key] = [r for r in report["results"] if (r["subject"], r["suite"]) == key
+                           and r["verdict"] == "xfail"]
     lines = []
-    for name in sorted(latest):
-        for r in latest[name]:
+    for key in sorted(latest):
+        name = key[0]
+        for r in latest[key]:
             reason = r.get("details", {}).get("xfail_reason") or "(no reason given)"
             lines.append(f"- `{name.split(':', 1)[1]}` `{r['suite']}/{r['id']}`: {reason}")
     if not lines:

@@ -32,8 +32,10 @@ def test_a_report_becomes_one_row_per_backend(tmp_path, capsys):
     caps = tmp_path / "caps.json"
     assert main(["--backend", "cpu", "--suite", "capabilities", "--json", str(caps),
                  "--no-progress"]) == 0
-    both = table.collect([report, json.loads(caps.read_text())])  # the later run wins for cpu
+    both = table.collect([report, json.loads(caps.read_text())])  # later: its families win
     assert table.cell(both["retrograd:cpu"]["families"]["capabilities"]) == "3 passed"
+    # the families the later run did not run are kept from the earlier one
+    assert table.cell(both["retrograd:cpu"]["families"]["documents"]) == "2 passed"
 
 
 def test_expected_failures_are_listed_with_the_reason_of_the_xfails_file(tmp_path):
@@ -75,3 +77,22 @@ def test_a_backend_packages_own_xfails_file_is_applied(tmp_path, monkeypatch):
     verdicts = {r["id"]: r["verdict"] for r in json.loads(js.read_text())["results"]}
     assert verdicts["leaf-root[float64]"] == "xpass"
     assert main(args + ["--no-backend-xfails"]) == 0
+
+
+def test_the_suite_lets_a_backend_trim_its_caches_between_ops(tmp_path, monkeypatch):
+    """JAX keeps a compiled program per primitive and shape; the suite calls the backend's
+    ``trim_caches()`` after each op of the database (and each case, and every 50 programs)."""
+    (tmp_path / "trimmed_backend.py").write_text(
+        "from retrograd.backends.numpy import NumpyBackend\n"
+        "class Trimmed(NumpyBackend):\n"
+        "    calls = 0\n"
+        "    def trim_caches(self):\n"
+        "        type(self).calls += 1\n"
+        "backend = Trimmed()\n"
+        "backend.name = 'trimmed'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import trimmed_backend
+
+    assert main(["--backend", "trimmed_backend:backend", "--suite", "opdb", "-k", "opdb/exp",
+                 "--no-progress"]) == 0
+    assert trimmed_backend.Trimmed.calls >= 1
