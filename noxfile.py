@@ -152,6 +152,9 @@ def bench(session: nox.Session) -> None:
     # W1 and W3 on every installed backend against cpu, one process (docs/backends.md)
     session.run("python", "tools/bench/interleave_backends.py",
                 *(["--quick"] if "--quick" in session.posargs else []))
+    if _present(DASK_BACKEND):  # settling a backward once on Dask (docs/backends.md)
+        session.run("python", "tools/bench/dask_settle.py",
+                    *(["--quick"] if "--quick" in session.posargs else []))
 
 
 @nox.session(python="3.11")
