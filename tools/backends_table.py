@@ -5,10 +5,10 @@
     python tools/backends_table.py --check out/conformance/report.json   # exit 1 if stale
 
 Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for
-the families of a backend it also ran) gets one row: per suite family the count of checks passed, and of
-those expected to fail (xfail), failed, or not run because the backend was unavailable;
-then every xfail with the reason its backend's xfails file gives. The rows replace the text
-between the markers of docs/backends.md.
+the families of a backend it also ran) gets one row: per suite family the count of checks
+passed, and of those expected to fail (xfail), failed, or not run because the backend was
+unavailable; then every xfail with the reason its backend's xfails file gives. The rows
+replace the text between the markers of docs/backends.md.
 """
 
 from __future__ import annotations

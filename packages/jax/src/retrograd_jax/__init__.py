@@ -37,6 +37,14 @@ def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
     return jnp.zeros(shape, dtype=g.dtype).at[key].add(g)
 
 
+def _put_flat(base: Any, positions: Any, values: Any) -> Any:
+    """``base`` with the elements at the flat ``positions`` replaced by ``values``, as a new
+    array (JAX's ``.at[].set``): how a write through a view reaches its base here."""
+    flat = jnp.ravel(base).at[jnp.ravel(positions)].set(
+        jnp.ravel(values).astype(base.dtype))
+    return flat.reshape(base.shape)
+
+
 class JaxBackend(ArrayAPIBackend):
     """Tensors stored as ``jax.Array`` on JAX's CPU device."""
 
@@ -44,7 +52,7 @@ class JaxBackend(ArrayAPIBackend):
         super().__init__(jnp, name="jax", device=jax.devices("cpu")[0],
                          capabilities=Capabilities(inplace=False, lazy=False, memory="host",
                                                    devices=("cpu",)),
-                         overrides={"index_backward": _index_backward},
+                         overrides={"index_backward": _index_backward, "put_flat": _put_flat},
                          array_type=jax.Array)
 
     def trim_caches(self) -> None:
