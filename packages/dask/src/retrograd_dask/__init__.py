@@ -91,6 +91,23 @@ def _known_shapes(kernel: Any) -> Any:
     return sized
 
 
+def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
+    """The gradient of ``x[key]`` w.r.t. ``x``: ``g`` added at the positions ``key`` selects,
+    repeated positions adding up. Dask has no scatter-add; ``bincount`` with weights is one.
+    The positions come from indexing ``arange`` on the host with the key's index arrays
+    (computed here: they are small and decide the shape)."""
+    n = 1
+    for d in shape:
+        n *= d
+    items = key if isinstance(key, tuple) else (key,)
+    host = tuple(np.asarray(k.compute()) if isinstance(k, da.Array) else k for k in items)
+    positions = np.arange(n, dtype=np.int64).reshape(shape)[host].reshape(-1)
+    flat = g.reshape(-1)
+    summed = da.bincount(da.from_array(positions, chunks=flat.chunks), weights=flat,
+                         minlength=n)
+    return summed.astype(g.dtype).reshape(shape)
+
+
 # array-api-compat's Dask namespace offers no float16
 _DTYPES = ("bool", "int32", "int64", "float32", "float64")
 
@@ -137,7 +154,8 @@ class DaskBackend(ArrayAPIBackend):
         super().__init__(_Namespace(array_api_compat.array_namespace(da.zeros(1))), name="dask",
                          capabilities=Capabilities(inplace=False, lazy=True, memory="host",
                                                    devices=("cpu",), dtypes=_DTYPES),
-                         overrides={"settle": _settle, "eye": _eye},
+                         overrides={"settle": _settle, "eye": _eye,
+                                    "index_backward": _index_backward},
                          array_type=da.Array)
         register_sum(self.xp, _sum)
         self.override(**{name: _known_shapes(fn) for name, fn in self.kernels.items()})
