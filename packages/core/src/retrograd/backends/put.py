@@ -19,9 +19,18 @@ __all__ = ["put", "put_add", "add_at"]
 _FUNCTIONAL: set[type] = set()
 
 
+def _empty(out: Any, key: Any, value: Any) -> bool:
+    """Whether the write selects nothing and writes nothing: a no-op, which Dask refuses to
+    make (``__setitem__`` fails on size 0: dask/dask#11800)."""
+    shape = getattr(value, "shape", None)
+    return shape is not None and 0 in tuple(shape) and 0 in tuple(out[key].shape)
+
+
 def put(out: Any, key: Any, value: Any) -> Any:
     """``out`` with ``out[key] = value``: written in place and returned, or, on an immutable
     array, a new array from the library's functional update."""
+    if _empty(out, key, value):
+        return out
     if type(out) not in _FUNCTIONAL:
         try:
             out[key] = value
@@ -36,6 +45,8 @@ def put(out: Any, key: Any, value: Any) -> Any:
 def put_add(out: Any, key: Any, value: Any) -> Any:
     """``out`` with ``out[key] += value`` (each selected element once: a basic key), in
     place or functionally as ``put``."""
+    if _empty(out, key, value):
+        return out
     if type(out) not in _FUNCTIONAL:
         try:
             out[key] += value
