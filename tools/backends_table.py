@@ -5,7 +5,7 @@
     python tools/backends_table.py --check out/conformance/report.json   # exit 1 if stale
 
 Each backend (a ``retrograd:<name>`` subject of any report given; a later report wins for
-the families of a backend it also ran) gets one row: per suite family the count of checks
+each check it also ran) gets one row: per suite family the count of checks
 passed, and of those expected to fail (xfail), failed, or not run because the backend was
 unavailable; then every xfail with the reason its backend's xfails file gives. The rows
 replace the text between the markers of docs/backends.md.
@@ -25,21 +25,30 @@ BEGIN, END = "<!-- backends-table:begin -->", "<!-- backends-table:end -->"
 FAMILIES = ("capabilities", "documents", "semantics", "opdb", "programs", "coverage")
 
 
-def collect(reports: list[dict]) -> dict[str, dict]:
-    """backend name -> {"families": {family: Counter of verdicts}, "subject": info}. A later
-    report replaces, for each backend it ran, the families it has results for: a backend's
-    record may be put together from runs of one family each."""
+def _latest(reports: list[dict]) -> dict[str, dict]:
+    """backend name -> {"subject": info, "checks": {(suite, id): result}}: a later report
+    wins for each check it ran, so a record may be put together from several runs (one
+    family each, or a rerun of some checks)."""
     rows: dict[str, dict] = {}
     for report in reports:
         ran = {s["name"]: s for s in report["subjects"] if s["family"] == "retrograd"}
-        found: dict[str, dict[str, Counter]] = {name: {} for name in ran}
+        for name, subject in ran.items():
+            rows.setdefault(name, {"checks": {}})["subject"] = subject
         for r in report["results"]:
             if r["subject"] in ran and r["suite"] in FAMILIES:
-                found[r["subject"]].setdefault(r["suite"], Counter())[r["verdict"]] += 1
-        for name, subject in ran.items():
-            row = rows.setdefault(name, {"families": {f: Counter() for f in FAMILIES}})
-            row["subject"] = subject
-            row["families"].update(found[name])
+                rows[r["subject"]]["checks"][(r["suite"], r["id"])] = r
+    return rows
+
+
+def collect(reports: list[dict]) -> dict[str, dict]:
+    """backend name -> {"families": {family: Counter of verdicts}, "subject": info}, each
+    check counted as the latest report that ran it left it."""
+    rows = {}
+    for name, row in _latest(reports).items():
+        families: dict[str, Counter] = {f: Counter() for f in FAMILIES}
+        for (suite, _id), r in row["checks"].items():
+            families[suite][r["verdict"]] += 1
+        rows[name] = {"subject": row["subject"], "families": families}
     return rows
 
 
@@ -66,21 +75,15 @@ def table(rows: dict[str, dict]) -> str:
 
 
 def expected_failures(reports: list[dict]) -> str:
-    """Each xfail of the reports (a later report wins for a backend it also ran): the
-    backend, the check and the reason its xfails file gives."""
-    latest: dict[tuple[str, str], list[dict]] = {}  # (backend, family) -> its xfails
-    for report in reports:
-        ran = {s["name"] for s in report["subjects"] if s["family"] == "retrograd"}
-        families = {(r["subject"], r["suite"]) for r in report["results"] if r["subject"] in ran}
-        for key in families:
-            latest[key] = [r for r in report["results"] if (r["subject"], r["suite"]) == key
-                           and r["verdict"] == "xfail"]
+    """Each xfail (as the latest report that ran the check left it): the backend, the check
+    and the reason its xfails file gives."""
     lines = []
-    for key in sorted(latest):
-        name = key[0]
-        for r in latest[key]:
+    for name, row in sorted(_latest(reports).items()):
+        for (suite, _id), r in sorted(row["checks"].items()):
+            if r["verdict"] != "xfail":
+                continue
             reason = r.get("details", {}).get("xfail_reason") or "(no reason given)"
-            lines.append(f"- `{name.split(':', 1)[1]}` `{r['suite']}/{r['id']}`: {reason}")
+            lines.append(f"- `{name.split(':', 1)[1]}` `{suite}/{r['id']}`: {reason}")
     if not lines:
         return ""
     return "\n\nExpected failures (from each backend's xfails file):\n\n" + "\n".join(lines)

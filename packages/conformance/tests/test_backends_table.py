@@ -96,3 +96,16 @@ def test_the_suite_lets_a_backend_trim_its_caches_between_ops(tmp_path, monkeypa
     assert main(["--backend", "trimmed_backend:backend", "--suite", "opdb", "-k", "opdb/exp",
                  "--no-progress"]) == 0
     assert trimmed_backend.Trimmed.calls >= 1
+
+
+def test_a_later_report_wins_for_each_check_it_ran():
+    def report(*results):
+        return {"subjects": [{"name": "retrograd:x", "family": "retrograd"}],
+                "header": {"run_id": "r", "versions": {}},
+                "results": [{"subject": "retrograd:x", "suite": "opdb", "id": i, "verdict": v}
+                            for i, v in results]}
+
+    first = report(("a[float32]", "fail"), ("b[float32]", "pass"))
+    rerun = report(("a[float32]", "pass"))  # only the failing check, run again
+    rows = table.collect([first, rerun])
+    assert table.cell(rows["retrograd:x"]["families"]["opdb"]) == "2 passed"
