@@ -24,6 +24,24 @@ import retrograd as rg  # noqa: E402
 
 
 @contextlib.contextmanager
+def deadline(seconds: int):
+    """Fail the test (TimeoutError) if its body runs past ``seconds``: a computation on a
+    cluster whose workers died would otherwise wait forever."""
+    import signal
+
+    def expire(signum, frame):
+        raise TimeoutError(f"the cluster test ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
 def cluster(memory_limit: str):
     """Two single-threaded worker processes with ``memory_limit`` each, and a client."""
     from distributed import Client, LocalCluster
@@ -70,7 +88,7 @@ def _check_equal_to_cpu(client, n: int, d: int, h: int, chunk: int) -> dict[str,
 
 @pytest.mark.skipif(sys.platform == "win32", reason="worker processes")
 def test_an_mlp_gradient_on_a_two_worker_cluster_equals_the_cpu_backends():
-    with cluster("1GB") as client:
+    with deadline(300), cluster("1GB") as client:
         _check_equal_to_cpu(client, n=40_000, d=16, h=8, chunk=5_000)
 
 
@@ -80,6 +98,6 @@ def test_a_batch_larger_than_a_workers_memory_spills_and_the_gradient_completes(
     n, d = int(os.environ.get("RETROGRAD_DASK_SPILL_ROWS", "1000000")), 64
     limit = 400e6
     assert n * d * 8 > limit  # the batch alone exceeds one worker's memory
-    with cluster(f"{int(limit)}B") as client:
+    with deadline(900), cluster(f"{int(limit)}B") as client:
         spilled = _check_equal_to_cpu(client, n=n, d=d, h=16, chunk=25_000)
     assert sum(spilled.values()) > 0, f"no worker spilled to disk: {spilled}"
