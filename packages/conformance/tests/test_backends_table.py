@@ -109,3 +109,14 @@ def test_a_later_report_wins_for_each_check_it_ran():
     rerun = report(("a[float32]", "pass"))  # only the failing check, run again
     rows = table.collect([first, rerun])
     assert table.cell(rows["retrograd:x"]["families"]["opdb"]) == "2 passed"
+
+
+def test_a_coverage_failure_is_printed_without_a_crash():
+    """The coverage check's details carry the kernel table (a list), not a case's kernel
+    counts (a dict): printing its failure once raised AttributeError."""
+    from retrograd_conformance.report import diagnosis
+    from retrograd_conformance.runner import Result
+
+    r = Result("coverage", "kernels", "retrograd:x", "fail", "setitem never called",
+               details={"kernels": [{"name": "setitem", "calls": 0}]})
+    assert isinstance(diagnosis(r), list)

@@ -188,6 +188,8 @@ def diagnosis(r: Result) -> list[str]:
         out.append(f"{', '.join(wheres)} raised; innermost frames last:")
         out.append(format_frames(list(frames), "    "))
     kernels = r.details.get("kernels")
+    if isinstance(kernels, list):  # the coverage check's table: no per-case kernel list
+        kernels = None
     if kernels:
         out.append("kernels the subject ran (first call order, calls): "
                    + ", ".join(f"{k} {n}" for k, n in kernels.items()))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["put", "put_add", "add_at"]
+__all__ = ["put", "put_add", "put_via", "add_at"]
 
 _FUNCTIONAL: set[type] = set()
 
@@ -34,6 +34,22 @@ def put(out: Any, key: Any, value: Any) -> Any:
     if type(out) not in _FUNCTIONAL:
         try:
             out[key] = value
+            return out
+        except TypeError:
+            if getattr(out, "at", None) is None:
+                raise
+            _FUNCTIONAL.add(type(out))
+    return out.at[key].set(value)
+
+
+def put_via(setitem: Any, out: Any, key: Any, value: Any) -> Any:
+    """``put`` whose in-place write is a backend's own ``setitem`` kernel (the ``put``
+    kernel of the table: a backend that overrides ``setitem`` keeps it in use)."""
+    if _empty(out, key, value):
+        return out
+    if type(out) not in _FUNCTIONAL:
+        try:
+            setitem(out, key, value)
             return out
         except TypeError:
             if getattr(out, "at", None) is None:

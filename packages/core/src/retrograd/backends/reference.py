@@ -38,7 +38,7 @@ from . import (
     kernels_views,
     spacing,
 )
-from .put import put
+from .put import put, put_via
 from .summation import blocked_mean, blocked_sum
 
 __all__ = [
@@ -161,7 +161,14 @@ def linear_sigmoid_backward(F: Any, g: Any, y: Any, x: Any, w: Any, nx: bool, nw
     return F.linear_backward(F.sigmoid_backward(g, y), x, w, nx, nw, nb)
 
 
+def put_kernel(F: Any, out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] = value``, returned: through the backend's ``setitem`` where
+    its arrays take writes, else the library's functional update (``backends.put``)."""
+    return put_via(F.setitem, out, key, value)
+
+
 COMPOSITES: dict[str, Callable[..., Any]] = {
+    "put": put_kernel,
     "relu_backward": relu_backward,
     "tanh_backward": tanh_backward,
     "sigmoid_backward": sigmoid_backward,
@@ -526,7 +533,6 @@ def reference_kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         "may_alias": may_alias,
         "is_view": is_view,
         "put_flat": put_flat,
-        "put": put,
         "settle": settle,
         "memory_layout": memory_layout,
     }
