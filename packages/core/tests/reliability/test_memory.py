@@ -137,12 +137,15 @@ def _no_cycles_left_by(scenario: Callable[[], object]) -> None:
             found = gc.collect()
             ours = [o for o in gc.garbage if _is_ours(o)]
             kinds = Counter(type(o).__qualname__ for o in ours)
+            names = [f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}"
+                     for o in ours]
         finally:
             gc.set_debug(0)
             gc.garbage.clear()
             del ours
     assert not extra, f"retrograd objects still alive after the call: {dict(extra)}"
-    assert not kinds, f"gc.collect() found {found} objects, ours in cycles: {dict(kinds)}"
+    assert not kinds, (f"gc.collect() found {found} objects, ours in cycles: {dict(kinds)}: "
+                       f"{sorted(set(names))}")
 
 
 def _tensor_hook(g):
