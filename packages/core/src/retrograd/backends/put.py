@@ -26,20 +26,29 @@ def _empty(out: Any, key: Any, value: Any) -> bool:
     return shape is not None and 0 in tuple(shape) and 0 in tuple(out[key].shape)
 
 
-def put(out: Any, key: Any, value: Any) -> Any:
-    """``out`` with ``out[key] = value``: written in place and returned, or, on an immutable
-    array, a new array from the library's functional update."""
-    if _empty(out, key, value):
-        return out
+def _either(out: Any, in_place: Any, functional: Any,
+            refusals: tuple[type[BaseException], ...] = (TypeError,)) -> Any:
+    """``in_place(out)`` and ``out``; on an array type that refuses it (one of ``refusals``)
+    and offers JAX's ``.at``, ``functional(out.at)`` from then on, remembered by type."""
     if type(out) not in _FUNCTIONAL:
         try:
-            out[key] = value
+            in_place(out)
             return out
-        except TypeError:
+        except refusals:
             if getattr(out, "at", None) is None:
                 raise
             _FUNCTIONAL.add(type(out))
-    return out.at[key].set(value)
+    return functional(out.at)
+
+
+def put(out: Any, key: Any, value: Any) -> Any:
+    """``out`` with ``out[key] = value``: written in place and returned, or, on an immutable
+    array, a new array from the library's functional update."""
+    return put_via(_setitem, out, key, value)
+
+
+def _setitem(out: Any, key: Any, value: Any) -> None:
+    out[key] = value
 
 
 def put_via(setitem: Any, out: Any, key: Any, value: Any) -> Any:
@@ -47,15 +56,7 @@ def put_via(setitem: Any, out: Any, key: Any, value: Any) -> Any:
     kernel of the table: a backend that overrides ``setitem`` keeps it in use)."""
     if _empty(out, key, value):
         return out
-    if type(out) not in _FUNCTIONAL:
-        try:
-            setitem(out, key, value)
-            return out
-        except TypeError:
-            if getattr(out, "at", None) is None:
-                raise
-            _FUNCTIONAL.add(type(out))
-    return out.at[key].set(value)
+    return _either(out, lambda o: setitem(o, key, value), lambda at: at[key].set(value))
 
 
 def put_add(out: Any, key: Any, value: Any) -> Any:
@@ -63,27 +64,17 @@ def put_add(out: Any, key: Any, value: Any) -> Any:
     place or functionally as ``put``."""
     if _empty(out, key, value):
         return out
-    if type(out) not in _FUNCTIONAL:
-        try:
-            out[key] += value
-            return out
-        except TypeError:
-            if getattr(out, "at", None) is None:
-                raise
-            _FUNCTIONAL.add(type(out))
-    return out.at[key].add(value)
+
+    def in_place(o: Any) -> None:
+        o[key] += value
+
+    return _either(out, in_place, lambda at: at[key].add(value))
 
 
 def add_at(out: Any, positions: Any, values: Any, native: Any) -> Any:
     """``out`` with each of ``values`` added at its index in ``positions`` (an integer array
     that may repeat an index: the values add up), through the library's ``add.at``
     (``native``: ``numpy.add.at``), or, on an immutable array, its functional ``.at[].add``."""
-    if type(out) not in _FUNCTIONAL:
-        try:
-            native(out, positions, values)
-            return out
-        except (TypeError, NotImplementedError):  # JAX: "cannot operate inplace"
-            if getattr(out, "at", None) is None:
-                raise
-            _FUNCTIONAL.add(type(out))
-    return out.at[positions].add(values)
+    return _either(out, lambda o: native(o, positions, values),
+                   lambda at: at[positions].add(values),
+                   (TypeError, NotImplementedError))  # JAX: "cannot operate inplace"
