@@ -161,7 +161,7 @@ def quiet(fn: Callable[..., Any], nargs: int | None = None) -> Callable[..., Any
     scope: dict[str, Any] = {"_run": _run_quiet, "_fn": fn, "_ENTERED": _ENTERED,
                              "_slow": quiet_call, **defaults}
     exec(source, scope)  # noqa: S102 - a wrapper with fn's signature: no packing per call
-    kernel = scope["quiet_kernel"]
+    kernel = scope.pop("quiet_kernel")  # no wrapper <-> globals cycle: refcounting frees it
     kernel.__name__ = getattr(fn, "__name__", "quiet_kernel")
     kernel.__qualname__ = getattr(fn, "__qualname__", kernel.__name__)
     kernel.__doc__ = getattr(fn, "__doc__", None)
