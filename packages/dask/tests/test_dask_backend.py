@@ -129,3 +129,28 @@ def test_a_training_step_equals_the_cpu_backend():
         results.append([p.detach().cpu().numpy() for p in net.parameters()])
     for a, b in zip(*results, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("chunks", [(2, 4), (2, 2)])
+def test_reading_values_fetches_the_chunks_a_few_at_a_time(monkeypatch, chunks):
+    """A worker asked for all its chunks at once holds them all in memory together: on a
+    cluster whose workers have less memory than the array (the spill case of
+    test_dask_cluster.py) they were killed and restarted without end."""
+    import dask
+    import retrograd_dask
+
+    values = np.arange(40, dtype=np.float64).reshape(10, 4)
+    x = da.from_array(values, chunks=chunks)
+    requests: list[int] = []
+    compute = dask.compute
+
+    def counted(*args, **kwargs):
+        requests.append(len(args))
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(dask, "compute", counted)
+    monkeypatch.setattr(retrograd_dask, "GATHER_BYTES", 2 * 8 * 2 * 4)  # two (2, 4) chunks
+    out = from_dask(x).cpu().numpy()
+    np.testing.assert_array_equal(out, values)
+    assert max(requests) * int(np.prod(chunks)) * 8 <= retrograd_dask.GATHER_BYTES
+    assert sum(requests) == x.npartitions

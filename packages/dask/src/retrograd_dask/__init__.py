@@ -112,17 +112,35 @@ def _index_backward(g: Any, shape: tuple[int, ...], key: Any) -> Any:
 _DTYPES = ("bool", "int32", "int64", "float32", "float64")
 
 
+#: The most bytes of chunks fetched by one request: a worker answering a request for all its
+#: chunks at once holds them all in memory together (read back from disk if spilled, plus the
+#: send buffers), which a worker with less memory than its share of the array cannot.
+GATHER_BYTES = 32 * 2**20
+
+
 def _gathered(array: Any) -> Any:
-    """``array``'s values in one NumPy array, its chunks fetched one by one and assembled
-    here: ``array.compute()`` would first gather every chunk into one worker of a
-    distributed cluster, which refuses an array larger than a worker's memory."""
+    """``array``'s values in one NumPy array, its chunks fetched a few at a time (at most
+    :data:`GATHER_BYTES` a request) and assembled here: ``array.compute()`` would first
+    gather every chunk into one worker of a distributed cluster, which cannot hold an array
+    larger than its memory."""
     if array.ndim == 0 or array.npartitions == 1:
         return np.asarray(array.compute())
     blocks = array.to_delayed()
-    done = iter(dask.compute(*blocks.ravel().tolist()))
+    sizes = [int(np.prod([array.chunks[d][i] for d, i in enumerate(idx)], dtype=np.int64))
+             * array.dtype.itemsize for idx in np.ndindex(blocks.shape)]
+    flat = blocks.ravel().tolist()
+    done: list[Any] = []
+    start = 0
+    while start < len(flat):
+        stop, total = start + 1, sizes[start]
+        while stop < len(flat) and total + sizes[stop] <= GATHER_BYTES:
+            total += sizes[stop]
+            stop += 1
+        done.extend(dask.compute(*flat[start:stop]))
+        start = stop
     nested = np.empty(blocks.shape, dtype=object)
-    for idx in np.ndindex(blocks.shape):
-        nested[idx] = next(done)
+    for idx, value in zip(np.ndindex(blocks.shape), done, strict=True):
+        nested[idx] = value
     return np.block(nested.tolist())
 
 
