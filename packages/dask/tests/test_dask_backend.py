@@ -1,6 +1,6 @@
 """retrograd-dask: the conformance suite on ``device="dask"`` (the test session runs every
-family but the op database, with 30 generated programs; ``nox -s conformance`` and
-``nox -s stress`` run the whole suite), its declared capabilities,
+family but the op database, with 30 generated programs; ``nox -s conformance_libraries``
+and ``nox -s stress`` run the whole suite), its declared capabilities,
 what is computed when, and a training step equal to the cpu backend's."""
 
 from __future__ import annotations
@@ -10,30 +10,25 @@ import threading
 import dask.array as da
 import numpy as np
 import pytest
-from retrograd_dask import backend, conformance_xfails, from_dask
+from retrograd_dask import backend, from_dask
 
 import retrograd as rg
 from retrograd.backends.capabilities import verify
-from retrograd_conformance.cli import main
+from retrograd_conformance.testing import assert_suite_passes, assert_training_matches_cpu
 
 
-def test_the_conformance_suite_passes_on_the_dask_backend(capsys):
+def test_the_conformance_suite_passes_on_the_dask_backend():
     """Every family but the op database, and 30 generated programs: the op database runs
     one XLA compile (JAX) or one task graph (Dask) per op, sample and dtype, about a quarter
-    of an hour here; it runs in ``nox -s conformance`` and in the stress test below."""
-    code = main(["--backend", "dask", "--suite", "capabilities", "--suite", "documents",
-                 "--suite", "semantics", "--suite", "programs", "--fuzz", "30", "--no-progress",
-                 "--width", "200", "--xfails-file", conformance_xfails()])
-    out = capsys.readouterr().out
-    assert code == 0, out[-5000:]
+    of an hour here; it runs in ``nox -s conformance_libraries`` and in the stress test
+    below."""
+    assert_suite_passes("dask", suites=["capabilities", "documents", "semantics", "programs"],
+                        fuzz=30)
 
 
 @pytest.mark.stress
-def test_the_whole_conformance_suite_passes_on_the_dask_backend(capsys):
-    code = main(["--backend", "dask", "--fuzz", "100", "--no-progress", "--width", "200",
-                 "--xfails-file", conformance_xfails()])
-    out = capsys.readouterr().out
-    assert code == 0, out[-5000:]
+def test_the_whole_conformance_suite_passes_on_the_dask_backend():
+    assert_suite_passes("dask", fuzz=100)
 
 
 def test_declared_capabilities_hold():
@@ -110,25 +105,7 @@ def test_writes_through_views_reach_the_base_on_lazy_arrays():
 
 
 def test_a_training_step_equals_the_cpu_backend():
-    rng = np.random.default_rng(1)
-    x, y = rng.standard_normal((32, 5)), rng.integers(0, 3, 32)
-    results = []
-    for device in ("cpu", "dask"):
-        rg.manual_seed(0)
-        net = rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.ReLU(), rg.nn.Linear(16, 3)).double()
-        net.to(device)
-        opt = rg.optim.Adam(net.parameters(), lr=0.01)
-        for _ in range(3):
-            opt.zero_grad()
-            loss = rg.nn.functional.cross_entropy(net(rg.tensor(x, device=device)),
-                                                  rg.tensor(y, device=device))
-            loss.backward()
-            opt.step()
-        if device == "dask":
-            assert isinstance(net[0].weight._data, da.Array)
-        results.append([p.detach().cpu().numpy() for p in net.parameters()])
-    for a, b in zip(*results, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert_training_matches_cpu("dask", array_type=da.Array, optimizer="adam", batch=32)
 
 
 @pytest.mark.parametrize("chunks", [(2, 4), (2, 2)])

@@ -7,18 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from retrograd_torch import backend, conformance_xfails
+from retrograd_torch import backend
 
 import retrograd as rg
 from retrograd.backends.capabilities import verify
-from retrograd_conformance.cli import main
+from retrograd_conformance.testing import assert_suite_passes, assert_training_matches_cpu
 
 
-def test_the_whole_conformance_suite_passes_on_the_torch_backend(capsys):
-    code = main(["--backend", "torch", "--fuzz", "100", "--no-progress", "--width", "200",
-                 "--xfails-file", conformance_xfails()])
-    out = capsys.readouterr().out
-    assert code == 0, out[-5000:]
+def test_the_whole_conformance_suite_passes_on_the_torch_backend():
+    assert_suite_passes("torch", fuzz=100)
 
 
 def test_declared_capabilities_hold():
@@ -26,25 +23,7 @@ def test_declared_capabilities_hold():
 
 
 def test_tensors_are_torch_tensors_and_a_step_equals_the_cpu_backend():
-    rng = np.random.default_rng(1)
-    x, y = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
-    results = []
-    for device in ("cpu", "torch"):
-        rg.manual_seed(0)
-        net = rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.ReLU(), rg.nn.Linear(16, 3)).double()
-        net.to(device)
-        opt = rg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
-        for _ in range(3):
-            opt.zero_grad()
-            loss = rg.nn.functional.cross_entropy(net(rg.tensor(x, device=device)),
-                                                  rg.tensor(y, device=device))
-            loss.backward()
-            opt.step()
-        if device == "torch":
-            assert isinstance(net[0].weight._data, torch.Tensor)
-        results.append([p.detach().cpu().numpy() for p in net.parameters()])
-    for a, b in zip(*results, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert_training_matches_cpu("torch", array_type=torch.Tensor)
 
 
 def test_the_cuda_backend_is_registered_and_says_why_it_is_unavailable():
