@@ -110,12 +110,14 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def conformance_libraries(session: nox.Session) -> None:
-    """The whole conformance suite on the jax and dask backends, oracle torch: about an hour
-    on two cores (one XLA compile or one Dask graph per op, sample and dtype)."""
+    """The whole conformance suite on the jax and dask backends, oracle torch, 100 generated
+    programs each (``-- --fuzz N`` for another count): one XLA compile or one Dask graph per
+    op, sample and dtype, so the op database takes most of the time."""
     _install_stack(session, with_libraries=False)
     _install_libraries(session)
+    fuzz = [] if "--fuzz" in session.posargs else ["--fuzz", "100"]
     _conformance(session, "report-libraries",
-                 ["--backend", "jax", "--backend", "dask", *session.posargs])
+                 ["--backend", "jax", "--backend", "dask", *fuzz, *session.posargs])
 
 
 def _conformance(session: nox.Session, name: str, args: list[str]) -> None:
