@@ -185,9 +185,9 @@ KINK_OPS = {
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("op", list(KINK_OPS))
 def test_gradient_at_nan_inf_and_zeros(op: str, dtype: str) -> None:
-    # tanh, sigmoid and exp may differ from PyTorch's by an ulp; so may sqrt: NumPy's is
-    # correctly rounded, PyTorch's goes through MKL's vector math (vdSqrt), which on some CPUs
-    # is an ulp off (sqrt(2.0) is 1.414213562373095 on an AVX-512 Xeon unless MKL_CBWR=COMPATIBLE)
+    # tanh, sigmoid and exp may differ from PyTorch's by an ulp; so may sqrt (docs/semantics.md:
+    # ours is IEEE's, PyTorch's CPU kernel is within an ulp; which values differ depends on the
+    # CPU's MKL code path: sqrt(2.0) is 1.414213562373095 on an AVX-512 Xeon)
     ulp = ("tanh", "sigmoid", "exp", "sqrt_of_abs", "pow_half_of_abs")
     rtol = 0.0 if op not in ulp else 1e-14 if dtype == "float64" else 1e-6
     like_torch(grads_of(KINK_OPS[op], KINKS, dtype), rtol=rtol)
