@@ -362,3 +362,37 @@ def test_pytest_plugin(tmp_path):
     assert done.returncode == 0, out
     assert "4 passed" in out and "4 skipped" in out, out
     assert "stale-entry" in out and "matches no collected test id" in out
+
+
+# ---- --shard ------------------------------------------------------------------------------------
+
+
+def test_shards_split_the_checks_and_together_are_the_whole_run(tmp_path, capsys):
+    """Three parts of a narrowed run: disjoint, their union the unsharded run's checks; the
+    capabilities and generated programs only in part 1; no coverage verdict for a part."""
+    common = ["--backend", "cpu", "--suite", "capabilities", "--suite", "documents",
+              "--suite", "programs", "--fuzz", "2", "--no-progress", *WIDE]
+
+    def keys(name, *extra):
+        code = main([*common, *extra, "--json", str(tmp_path / name)])
+        assert code == 0, capsys.readouterr().out
+        report = _json(tmp_path / name)
+        return [(r["subject"], r["suite"], r["id"]) for r in report["results"]], report
+
+    whole, _ = keys("whole.json")
+    parts = [keys(f"part{i}.json", "--shard", f"{i}/3") for i in (1, 2, 3)]
+    seen = [k for part, _ in parts for k in part]
+    assert len(seen) == len(set(seen)) and set(seen) == set(whole)
+    assert all(len(part) < len(whole) for part, _ in parts)
+    assert [r["header"]["config"]["shard"] for _, r in parts] == ["1/3", "2/3", "3/3"]
+    later = {k[1] for part, _ in parts[1:] for k in part}
+    assert "programs" not in later and "capabilities" not in later
+    assert {"programs", "capabilities", "documents"} <= {k[1] for k in parts[0][0]}
+
+
+@pytest.mark.parametrize("spec", ["0/3", "4/3", "2", "a/b"])
+def test_a_bad_shard_is_refused_naming_it(spec, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--backend", "cpu", "--shard", spec])
+    assert exc.value.code == 2
+    assert "--shard" in capsys.readouterr().err

@@ -55,3 +55,21 @@ def test_the_storage_type_is_checked_and_a_bad_optimizer_named():
         assert_training_matches_cpu("cpu", array_type=tuple)
     with pytest.raises(ValueError, match="optimizer must be one of"):
         assert_training_matches_cpu("cpu", optimizer="lbfgs")
+
+
+def test_a_sharded_run_passes_and_fails_in_child_processes(tmp_path, monkeypatch):
+    """Each part runs in its own process: the backend is given as MODULE:ATTR, importable
+    there from the working directory."""
+    (tmp_path / "off_by_a_little.py").write_text(
+        "from retrograd.backends.numpy import NumpyBackend\n"
+        "backend = NumpyBackend()\n"
+        "backend.name = 'off_dev'\n"
+        "good = backend.kernels['mul']\n"
+        "backend.override(mul=lambda a, b: good(a, b) * (1 + 1e-9) if getattr(a, 'ndim', 0) == 2"
+        " else good(a, b))\n")
+    monkeypatch.chdir(tmp_path)
+    assert_suite_passes("cpu", suites=["documents"], fuzz=0, extra=["-k", "leaf-root"],
+                        shards=2)
+    with pytest.raises(AssertionError, match=r"--shard [12]/2 exited 1"):
+        assert_suite_passes("off_by_a_little:backend", suites=["opdb"], fuzz=0,
+                            extra=["-k", "mul"], shards=2)

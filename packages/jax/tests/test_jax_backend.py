@@ -28,7 +28,7 @@ def test_the_conformance_suite_passes_on_the_jax_backend():
 
 @pytest.mark.stress
 def test_the_whole_conformance_suite_passes_on_the_jax_backend():
-    assert_suite_passes("jax", fuzz=100)
+    assert_suite_passes("jax", fuzz=100, shards=8)
 
 
 def test_declared_capabilities_hold_and_float64_is_on():

@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare with PyTorch (default) or only with the cases' own values")
     p.add_argument("-k", dest="pattern", metavar="PATTERN",
                    help="only cases / ops / suites whose id contains PATTERN")
+    p.add_argument("--shard", type=_shard, metavar="I/N", default=(1, 1),
+                   help="run the I-th of N parts of the documents, semantics and opdb suites "
+                        "(every N-th case or op; the capabilities and generated programs in "
+                        "part 1): N processes, each with its own memory, whose JSON reports "
+                        "together are the whole run")
     p.add_argument("--suite", action="append", choices=SUITES,
                    help="run only these suites (repeatable); default: all")
     p.add_argument("--fuzz", type=int, default=DEFAULT_COUNT, metavar="N",
@@ -123,6 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="width of the report's tables (default: the terminal's; 120 in a log)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` -> ``(I, N)``, 1 <= I <= N."""
+    try:
+        part, parts = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard: expected I/N such as 2/8, got {text!r}") \
+            from None
+    if not 1 <= part <= parts:
+        raise argparse.ArgumentTypeError(f"--shard: I must be between 1 and N, got {text!r}")
+    return part, parts
 
 
 # ---- --list -----------------------------------------------------------------------------------
@@ -438,6 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "config": {"backends": [s.name for s in subjects], "explicit_backends": bool(args.backend),
                    "oracle": args.oracle, "oracle_subjects": [o.name for o in oracles],
                    "pattern": args.pattern, "suites": list(suites), "fuzz": args.fuzz,
+                   "shard": "{}/{}".format(*args.shard),
                    "seed": args.seed, "xfails_file": args.xfails_file,
                    "skips_file": args.skips_file, "argv": list(sys.argv[1:] if argv is None
                                                                else argv)},
@@ -447,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     available = [s for s in subjects if s.available]
     interrupted = False
-    complete = not (args.pattern or args.suite)  # a full run: coverage is judged
+    complete = not (args.pattern or args.suite or args.shard[1] > 1)  # coverage is judged
     with ProgressLine(not args.no_progress) as progress:
         try:
             report.results += unavailable_results(
@@ -518,11 +536,17 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
                 subjects: list[Subject], available: list[Subject], oracles: list[Subject],
                 oracle: str | None, args: argparse.Namespace, progress: ProgressLine) -> None:
     """Every suite, one check at a time, so the progress line can follow."""
-    if "capabilities" in suites:  # each backend's declared claims, before anything relies on them
+    part, parts = args.shard
+    first = part == 1
+
+    def mine(items: Sequence[Any]) -> list[Any]:
+        return [x for i, x in enumerate(items) if i % parts == part - 1]
+
+    if "capabilities" in suites and first:  # the declared claims, before anything relies on them
         report.results += [r for r in capability_results(available)
                            if wanted(f"capabilities/{r.id}")]
     if "documents" in suites:
-        cases = [c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")]
+        cases = mine([c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")])
         progress.suite("documents", len(cases),
                        f"{len(cases)} cases on {len(available)} backend(s)")
         for case in cases:
@@ -530,15 +554,15 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
             report.results += document_results(subjects, oracles, [case])
             progress.advance()
     if "semantics" in suites:
-        sem = [c for c in SEMANTICS_SUITE
-               if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")]
+        sem = mine([c for c in SEMANTICS_SUITE
+                    if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")])
         progress.suite("semantics", len(sem), f"{len(sem)} cases on {len(available)} backend(s)")
         for case in sem:
             progress.step(f"{case.group}/{case.id}")
             report.results += semantics_results(subjects, oracles, [case])
             progress.advance()
     if "opdb" in suites:
-        ops = [op for op in OPS if wanted(f"opdb/{op.name}")]
+        ops = mine([op for op in OPS if wanted(f"opdb/{op.name}")])
         progress.suite("opdb", len(ops) * len(available),
                        f"{len(ops)} ops on {len(available)} backend(s)")
         for subject in available:
@@ -546,7 +570,7 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
                 progress.step(f"{subject.name} {op.name}")
                 report.results += opdb_results([subject], oracle, [op])
                 progress.advance()
-    if "programs" in suites and wanted("programs/generated"):
+    if "programs" in suites and wanted("programs/generated") and first:
         progress.suite("programs", len(available),
                        f"{args.fuzz} programs on each of {len(available)} backend(s)")
         for subject in available:
