@@ -113,8 +113,9 @@ def _is_ours(o: object) -> bool:
 @contextmanager
 def gc_disabled() -> Iterator[None]:
     was = gc.isenabled()
-    while gc.collect():  # to a fixed point: a weakref callback run by one collection (a
-        pass             # WeakKeyDictionary dropping an entry) may free a new cycle
+    for _ in range(10):  # to a fixed point: a weakref callback run by one collection (a
+        if not gc.collect():  # WeakKeyDictionary dropping an entry) may free a new cycle
+            break
     gc.disable()
     try:
         yield
