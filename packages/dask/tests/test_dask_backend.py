@@ -131,3 +131,35 @@ def test_reading_values_fetches_the_chunks_a_few_at_a_time(monkeypatch, chunks):
     np.testing.assert_array_equal(out, values)
     assert max(requests) * int(np.prod(chunks)) * 8 <= retrograd_dask.GATHER_BYTES
     assert sum(requests) == x.npartitions
+
+
+@pytest.mark.parametrize("conv, shape, weight", [
+    ("conv1d", (2, 4, 9), (6, 2, 3)),
+    ("conv2d", (2, 4, 6, 5), (6, 2, 2, 3)),
+    ("conv1d", (0, 4, 9), (6, 2, 3)),  # an empty batch
+])
+def test_grouped_dilated_and_empty_convolutions_equal_the_cpu_backends(conv, shape, weight):
+    """The op database found both: im2col's reshape split the channels into groups and
+    merged them with the window in one step, and any reshape of an empty array, which
+    Dask's reshape (split or merge only) refuses."""
+    rng = np.random.default_rng(3)
+    x0, w0 = rng.standard_normal(shape), rng.standard_normal(weight)
+    results = []
+    for device in ("cpu", "dask"):
+        x = rg.tensor(x0, device=device, requires_grad=True)
+        w = rg.tensor(w0, device=device, requires_grad=True)
+        out = getattr(rg.nn.functional, conv)(x, w, dilation=2, groups=2)
+        (out * out).sum().backward()
+        results.append([t.detach().cpu().numpy() for t in (out, x.grad, w.grad)])
+    for a, b in zip(*results, strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_reshaping_an_empty_array_follows_numpy():
+    xp = backend.xp
+    x = da.zeros((0, 4), chunks=(1, 2))
+    assert xp.reshape(x, (2, 0, 2)).shape == (2, 0, 2)
+    assert xp.reshape(x, (-1, 2)).shape == (0, 2)
+    with pytest.raises(ValueError):
+        xp.reshape(x, (0, -1))  # NumPy: -1 is ambiguous beside a zero

@@ -144,6 +144,23 @@ def _gathered(array: Any) -> Any:
     return np.block(nested.tolist())
 
 
+def _reshape_empty_too(reshape: Any) -> Any:
+    """``reshape`` that also takes an array with a zero-size dimension: Dask's reshape plans
+    its rechunking by splitting and merging dimensions, which a zero among them defeats
+    ("reshape only supports operations that merge or split existing dimensions"). An empty
+    array has no values to move: the result is a new empty array of NumPy's resolved shape
+    (NumPy's errors included)."""
+
+    def reshape_(x: Any, shape: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if 0 in x.shape:
+            shape = np.empty(x.shape, dtype=bool).reshape(shape).shape
+            return da.zeros(shape, dtype=x.dtype)
+        return reshape(x, shape, *args, **kwargs)
+
+    reshape_.__name__ = "reshape"
+    return reshape_
+
+
 class _Namespace:
     """array-api-compat's Dask namespace, with the functions whose result shape depends on
     the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
@@ -158,6 +175,8 @@ class _Namespace:
         fn = getattr(self._xp, name)
         if name == "nonzero" or name.startswith("unique_"):
             fn = _known_shapes(fn)
+        elif name == "reshape":
+            fn = _reshape_empty_too(fn)
         setattr(self, name, fn)
         return fn
 

@@ -116,6 +116,9 @@ def _generic(xp: Any) -> dict[str, Callable[..., Any]]:
         """im2col: ``(groups, C / groups * prod(k), N * prod(o))`` for ``x`` ``(N, C, *sp)``."""
         n, c = x.shape[:2]
         cols = windows(pad(_channels_first(x), padding, padding, 0), k, stride, dilation, o, 1)
+        # split the channels first, then merge: one reshape that does both (C -> groups x
+        # C/groups, C/groups with the window) is refused by Dask, which only splits or merges
+        cols = xp.reshape(cols, (groups, c // groups) + tuple(cols.shape[1:]))
         return xp.reshape(cols, (groups, (c // groups) * math.prod(k), n * math.prod(o)))
 
     def conv_nd(x: Any, w: Any, stride: Sequence[int], padding: Sequence[int],
