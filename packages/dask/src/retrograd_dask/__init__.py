@@ -164,7 +164,8 @@ def _reshape_empty_too(reshape: Any) -> Any:
 class _Namespace:
     """array-api-compat's Dask namespace, with the functions whose result shape depends on
     the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
-    their results, which Dask refuses along a dimension of unknown size."""
+    their results, which Dask refuses along a dimension of unknown size. ``reshape`` also
+    takes empty arrays (:func:`_reshape_empty_too`)."""
 
     def __init__(self, xp: Any) -> None:
         self._xp = xp
