@@ -396,3 +396,14 @@ def test_a_bad_shard_is_refused_naming_it(spec, capsys):
         main(["--backend", "cpu", "--shard", spec])
     assert exc.value.code == 2
     assert "--shard" in capsys.readouterr().err
+
+
+def test_list_shows_the_part_a_shard_would_run(capsys):
+    def listed(*extra):
+        assert main(["--list", "--suite", "opdb", "--suite", "documents", *extra]) == 0
+        return {line.split()[0] for line in capsys.readouterr().out.splitlines()
+                if line.startswith("  ")}
+
+    whole = listed()
+    parts = [listed("--shard", f"{i}/4") for i in (1, 2, 3, 4)]
+    assert set().union(*parts) == whole and sum(map(len, parts)) == len(whole)

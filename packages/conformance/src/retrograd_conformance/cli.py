@@ -142,11 +142,19 @@ def _shard(text: str) -> tuple[int, int]:
     return part, parts
 
 
+def _part(items: Sequence[Any], shard: tuple[int, int]) -> list[Any]:
+    """The items of part ``I`` of ``N`` (``shard``): every N-th, from the I-th."""
+    part, parts = shard
+    return [x for i, x in enumerate(items) if i % parts == part - 1]
+
+
 # ---- --list -----------------------------------------------------------------------------------
 
 
-def list_checks(suites: Sequence[str], wanted: Callable[[str], bool], console: Console) -> int:
-    """Print every case, op and program kind the run would include; return how many."""
+def list_checks(suites: Sequence[str], wanted: Callable[[str], bool], console: Console,
+                shard: tuple[int, int] = (1, 1)) -> int:
+    """Print every case, op and program kind the run (or its part ``shard``) would include;
+    return how many."""
     shown = 0
 
     def section(title: str, rows: list[tuple[str, str]]) -> None:
@@ -161,19 +169,20 @@ def list_checks(suites: Sequence[str], wanted: Callable[[str], bool], console: C
     if "documents" in suites:
         section("documents: worked examples with their own numbers "
                 "(docs/conformance.md explains each)",
-                [(f"documents/{c.id}", f"[{c.topic}] {c.title}") for c in DOCUMENT_CASES
-                 if wanted(f"documents/{c.id}")])
+                [(f"documents/{c.id}", f"[{c.topic}] {c.title}") for c in _part(
+                    [c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")], shard)])
     if "semantics" in suites:
         section("semantics: autograd corners, compared with PyTorch in the same dtype",
-                [(f"semantics/{c.group}/{c.id}", c.title) for c in SEMANTICS_SUITE
-                 if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")])
+                [(f"semantics/{c.group}/{c.id}", c.title) for c in _part(
+                    [c for c in SEMANTICS_SUITE
+                     if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")], shard)])
     if "opdb" in suites:
         section("opdb: differentiable ops (vs PyTorch; gradcheck and gradgradcheck in float64)",
                 [(f"opdb/{op.name}", f"{len(op.samples)} samples"
                   + (f"; also {', '.join(op.aliases)}" if op.aliases else "")
                   + ("" if op.gradgrad else "; no second order"))
-                 for op in OPS if wanted(f"opdb/{op.name}")])
-    if "programs" in suites and wanted("programs/generated"):
+                 for op in _part([op for op in OPS if wanted(f"opdb/{op.name}")], shard)])
+    if "programs" in suites and wanted("programs/generated") and shard[0] == 1:
         section("programs: kinds of hypothesis-generated programs (--fuzz N per backend)",
                 [(f"programs/{kind}", PROGRAM_KINDS.get(kind, "")) for kind in _program_modes()])
     return shown
@@ -433,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return not pattern or pattern in text.lower()
 
     if args.list:
-        shown = list_checks(suites, wanted, console)
+        shown = list_checks(suites, wanted, console, args.shard)
         console.print(f"{shown} entries; `--list-backends` lists the backends")
         return 0
     if args.list_backends:
@@ -536,11 +545,10 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
                 subjects: list[Subject], available: list[Subject], oracles: list[Subject],
                 oracle: str | None, args: argparse.Namespace, progress: ProgressLine) -> None:
     """Every suite, one check at a time, so the progress line can follow."""
-    part, parts = args.shard
-    first = part == 1
+    first = args.shard[0] == 1
 
     def mine(items: Sequence[Any]) -> list[Any]:
-        return [x for i, x in enumerate(items) if i % parts == part - 1]
+        return _part(items, args.shard)
 
     if "capabilities" in suites and first:  # the declared claims, before anything relies on them
         report.results += [r for r in capability_results(available)
