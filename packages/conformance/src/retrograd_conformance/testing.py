@@ -53,7 +53,7 @@ def assert_suite_passes(backend: str, *, suites: Iterable[str] | None = None, fu
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 raise AssertionError(f"{' '.join(cmd[1:])} exited {done.returncode}:\n"
-                                     f"{(done.stdout + done.stderr)[-5000:]}")
+                                     f"{(done.stderr + done.stdout)[-5000:]}")  # the report last
         return
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
