@@ -547,14 +547,11 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
     """Every suite, one check at a time, so the progress line can follow."""
     first = args.shard[0] == 1
 
-    def mine(items: Sequence[Any]) -> list[Any]:
-        return _part(items, args.shard)
-
     if "capabilities" in suites and first:  # the declared claims, before anything relies on them
         report.results += [r for r in capability_results(available)
                            if wanted(f"capabilities/{r.id}")]
     if "documents" in suites:
-        cases = mine([c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")])
+        cases = _part([c for c in DOCUMENT_CASES if wanted(f"documents/{c.id}")], args.shard)
         progress.suite("documents", len(cases),
                        f"{len(cases)} cases on {len(available)} backend(s)")
         for case in cases:
@@ -562,15 +559,16 @@ def _run_suites(report: Report, suites: Sequence[str], wanted: Callable[[str], b
             report.results += document_results(subjects, oracles, [case])
             progress.advance()
     if "semantics" in suites:
-        sem = mine([c for c in SEMANTICS_SUITE
-                    if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")])
+        sem = _part([c for c in SEMANTICS_SUITE
+                     if wanted(f"semantics/{c.id}") or wanted(f"semantics/{c.group}/")],
+                    args.shard)
         progress.suite("semantics", len(sem), f"{len(sem)} cases on {len(available)} backend(s)")
         for case in sem:
             progress.step(f"{case.group}/{case.id}")
             report.results += semantics_results(subjects, oracles, [case])
             progress.advance()
     if "opdb" in suites:
-        ops = mine([op for op in OPS if wanted(f"opdb/{op.name}")])
+        ops = _part([op for op in OPS if wanted(f"opdb/{op.name}")], args.shard)
         progress.suite("opdb", len(ops) * len(available),
                        f"{len(ops)} ops on {len(available)} backend(s)")
         for subject in available:

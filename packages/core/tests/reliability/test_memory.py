@@ -124,6 +124,21 @@ def gc_disabled() -> Iterator[None]:
             gc.enable()
 
 
+def _collect_ours() -> tuple[int, list[tuple[str, str]]]:
+    """One collection: how many objects it found, and (type, module.qualname) of each of
+    ours among them. The garbage is kept only long enough to be named."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        found = gc.collect()
+        ours = [(type(o).__qualname__,
+                 f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}")
+                for o in gc.garbage if _is_ours(o)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    return found, ours
+
+
 def _no_cycles_left_by(scenario: Callable[[], object]) -> None:
     """Run ``scenario`` once to warm caches, then again with the collector off. Afterwards no
     retrograd object may be left (freed by reference counting alone, so neither kept alive
@@ -134,17 +149,9 @@ def _no_cycles_left_by(scenario: Callable[[], object]) -> None:
         out = scenario()
         del out
         extra = _census() - base
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            found = gc.collect()
-            ours = [o for o in gc.garbage if _is_ours(o)]
-            kinds = Counter(type(o).__qualname__ for o in ours)
-            names = [f"{getattr(o, '__module__', '?')}.{getattr(o, '__qualname__', '?')}"
-                     for o in ours]
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-            del ours
+        found, ours = _collect_ours()
+        kinds = Counter(kind for kind, _name in ours)
+        names = [name for _kind, name in ours]
     assert not extra, f"retrograd objects still alive after the call: {dict(extra)}"
     assert not kinds, (f"gc.collect() found {found} objects, ours in cycles: {dict(kinds)}: "
                        f"{sorted(set(names))}")
@@ -329,14 +336,8 @@ def test_a_dropped_backend_is_garbage_before_the_scenario_starts():
     backend.kernels  # noqa: B018 - builds the table, quiet wrappers and all
     del backend
     with gc_disabled():
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            gc.collect()
-            ours = sorted({getattr(o, "__qualname__", "?") for o in gc.garbage if _is_ours(o)})
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-    assert not ours, f"left for the scenario's collection: {ours}"
+        _found, ours = _collect_ours()
+    assert not ours, f"left for the scenario's collection: {sorted({n for _k, n in ours})}"
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
