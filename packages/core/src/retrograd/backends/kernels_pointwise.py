@@ -166,12 +166,14 @@ def _erf_block(xp: Any, a: Any) -> Any:
     out = xp.copysign(_one_minus(xp, _ratio(xp, xp.where(near, y, 1.0), _ERF_C, _ERF_D), y), a)
     out = xp.where(y < 0.5, inner, out)
     if not bool(xp.all(near | xp.isnan(y))):
+        # the tail at every element, kept where |a| >= 4: a selection y[far] would have a
+        # size known only from the values, which a lazy library (Dask) cannot plan with
         far = y >= 4.0
-        yt = xp.clip(y[far], 4.0, _ERF_ONE)
+        yt = xp.clip(y, 4.0, _ERF_ONE)
         t = 1.0 / (yt * yt)
         r = (_INV_SQRT_PI - t * _ratio(xp, t, _ERF_P, _ERF_Q)) / yt
         tail = _one_minus(xp, r, yt)
-        out = put(out, far, xp.copysign(xp.where(yt < _ERF_ONE, tail, 1.0), a[far]))
+        out = xp.where(far, xp.copysign(xp.where(yt < _ERF_ONE, tail, 1.0), a), out)
     return out
 
 
