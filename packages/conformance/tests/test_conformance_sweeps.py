@@ -212,6 +212,50 @@ def test_logsumexp_without_the_max_shift_fails_the_extremes_sweep():
     assert plain.ok, plain.failures
 
 
+def tanh_six_ulps_off(x: Any) -> Any:
+    """tanh, float32 results 6 ulps (of their binade) too large in magnitude."""
+    y = np.tanh(x)
+    if y.dtype != np.float32:
+        return y
+    _, e = np.frexp(y.astype(np.float64))
+    return (y + np.sign(y) * np.ldexp(6.0, e - 24)).astype(np.float32)
+
+
+def test_a_tanh_a_few_ulps_off_fails_the_accuracy_row_only():
+    """The op entries' tolerance (2e-4 relative in float32) lets 6 ulps through; the accuracy
+    row names the input, the error in ulps and how many elements are past the bound."""
+    with planted(tanh=tanh_six_ulps_off) as subject:
+        f32 = _failures("tanh/accuracy", subject, "float32")
+        f64 = _failures("tanh/accuracy", subject, "float64")
+        plain = check_op(OPS_BY_NAME["tanh"], subject, "float32")
+    f = _one(f32, "tanh/accuracy[x in [-10, 10]] (float32)", "ulps from the exact value at x =",
+             "above the bound of 4 ulps", "[forward kernel: tanh]")
+    assert float(f.split(" ulps from")[0].rsplit(" ", 1)[1]) >= 5.5
+    assert not f64
+    assert plain.ok, plain.failures
+
+
+def test_ulps_off_counts_units_in_the_last_place_of_the_expected_binade():
+    from retrograd_conformance.compare import ulps_off
+
+    one = np.array([1.0, 1.0, 0.75, 0.0])
+    got = np.array([1.0 + 2.0**-23, 1.0 - 2.0**-24, 0.75 + 2.0**-24, 0.0])
+    np.testing.assert_array_equal(ulps_off(one, got, "float32"), [1.0, 0.5, 1.0, 0.0])
+    assert ulps_off(np.array([2.0]), np.array([2.0 + 2.0**-51]), "float64")[0] == 1.0
+    assert np.isnan(ulps_off(np.array([1.0]), np.array([np.nan]), "float32")[0])
+
+
+@pytest.mark.parametrize("subject", ["cpu", "array_api_strict"])
+def test_retrograds_kernels_meet_the_accuracy_bound(subject):
+    """The rows found two of retrograd's own kernels: the reference sigmoid
+    (``exp(-softplus(-x))``, 33 ulps off at x = -33) and erfc's ``1 - erf`` below 2 and
+    ``exp(-x*x)`` beyond (98 and 64 ulps in float64)."""
+    pytest.importorskip("array_api_strict")
+    bad = [f for row in SWEEPS if row.family == "accuracy" for dtype in ("float32", "float64")
+           for f in check_op(row, f"retrograd:{subject}", dtype).failures]
+    assert not bad, "\n".join(bad)
+
+
 def test_sign_of_zero_one_fails_the_convention_row_and_nothing_else():
     with planted(sign=sign_of_zero_is_one) as subject:
         convention = _failures("abs/convention", subject, "float64")
@@ -292,7 +336,7 @@ def test_the_strict_example_passes_the_ownership_and_layout_rows():
 # ---- the rows on healthy subjects ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("family", ["sizes", "extremes", "layouts"])
+@pytest.mark.parametrize("family", ["sizes", "extremes", "layouts", "accuracy"])
 def test_pytorch_itself_meets_the_sweeps_tolerances(family):
     """torch in float32 against torch in float64: the tolerances are ones PyTorch meets (of
     the size sweep, the samples that sum, whose tolerance scales with the size)."""

@@ -79,6 +79,57 @@ def ulp_tolerance(dtype: str, ulps: int = 8) -> Tolerance:
     return Tolerance(r, r, 0.0)
 
 
+#: The most a backend's elementary function may be off, in units in the last place of the
+#: result's dtype, from the exact value (PyTorch's float64 result for a float32 input; its
+#: float64 result, itself within an ulp, for a float64 one). See the ``accuracy`` sweeps.
+#: float32 can be computed in float64 and rounded once; float64 has no wider type at hand,
+#: and careful float64 implementations are a few ulps off (JAX's table: tanh 7, expm1 4.5;
+#: retrograd's own erfc 6), so its bound is looser -- still far below what the op entries'
+#: tolerance lets through (1e-7 relative: 450 ulps).
+ACCURACY_ULPS = {"float32": 4.0, "float64": 8.0}
+_SIGNIFICAND = {"float32": 24, "float64": 53}
+_MIN_EXPONENT = {"float32": -125, "float64": -1021}  # frexp's exponent of the smallest normal
+
+
+def ulps_off(expected: np.ndarray, actual: np.ndarray, dtype: str) -> np.ndarray:
+    """How many units in the last place of ``dtype`` each element of ``actual`` is from the
+    (wider) ``expected``: the ulp is that of the binade of the expected value, as JAX's
+    accuracy tables measure it (https://docs.jax.dev/en/latest/accuracy.html)."""
+    e = np.asarray(expected, dtype=np.float64)
+    a = np.asarray(actual, dtype=np.float64)
+    _, exponent = np.frexp(e)
+    exponent = np.maximum(exponent, _MIN_EXPONENT[dtype])
+    ulp = np.ldexp(1.0, exponent - _SIGNIFICAND[dtype])
+    same = (e == a) | (np.isnan(e) & np.isnan(a))
+    with np.errstate(invalid="ignore"):
+        return np.where(same, 0.0, np.abs(a - e) / ulp)
+
+
+def compare_ulps(expected: Any, actual: Any, dtype: str, inputs: np.ndarray,
+                 bound: float | None = None) -> str | None:
+    """None when no element of ``actual`` is more than ``bound`` (default: the dtype's
+    :data:`ACCURACY_ULPS`) ulps of ``dtype`` from ``expected``; else the worst element, its
+    input (``inputs``, flat) and its error."""
+    bound = ACCURACY_ULPS[dtype] if bound is None else bound
+    digits = 9 if dtype == "float32" else 17
+    exp = np.asarray(strip_types(expected), dtype=np.float64)
+    act = np.asarray(strip_types(actual), dtype=np.float64)
+    if exp.shape != act.shape:
+        return f"shape: expected {exp.shape}, got {act.shape}"
+    if exp.size == 0:
+        return None
+    off = ulps_off(exp, act, dtype)
+    off = np.where(np.isnan(off), np.inf, off)  # a NaN or infinity where the other is not
+    worst = int(np.argmax(off))
+    if off.flat[worst] <= bound:
+        return None
+    over = int(np.count_nonzero(off > bound))
+    return (f"{off.flat[worst]:.2f} ulps from the exact value at x = "
+            f"{float(inputs.flat[worst]):.{digits}g}: expected {exp.flat[worst]:.{digits}g}, "
+            f"got {act.flat[worst]:.{digits}g} ({over} of {exp.size} elements above the "
+            f"bound of {bound:g} ulps)")
+
+
 def strip_types(value: Any) -> Any:
     """``value`` with every :class:`Typed` replaced by its array (lists kept)."""
     if isinstance(value, Typed):

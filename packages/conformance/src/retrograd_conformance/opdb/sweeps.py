@@ -24,6 +24,15 @@ report separates a wrong result from a size-, layout- or convention-specific one
     sigmoid, tanh, exp, log, logsumexp, softmax, log_softmax, cross_entropy and pow at
     |x| = 50, 100 and 1000, both signs, in both dtypes, where PyTorch's result in that dtype
     is finite (a sample where it is not is skipped with the reason).
+``accuracy``
+    the elementary functions (exp, log, the trigonometric and hyperbolic functions, sigmoid,
+    erf ...) on a dense grid across each one's domain, forward only, in both dtypes: every
+    element within :data:`~retrograd_conformance.compare.ACCURACY_ULPS` (4 in float32, 8 in
+    float64) units in the last place of the exact value (PyTorch's float64 result; for
+    float64 inputs PyTorch's own result, itself within an ulp). The op entries' tolerance
+    (2e-4 relative in float32) lets through a function a few ulps off everywhere, and the
+    backward formulas built on these values amplify it: tanh's derivative is ``1 - y^2``, so
+    4 ulps in tanh(6) move the derivative there by 2%.
 ``convention``
     the values where the derivative is a convention: relu and abs at 0, clamp at its bounds,
     ties of maximum, minimum and amax, pow at base 0. Compared with PyTorch in the same dtype;
@@ -62,6 +71,7 @@ from ..compare import (
     Typed,
     compare,
     compare_types,
+    compare_ulps,
     fmt,
     size_tolerance,
     strip_types,
@@ -71,7 +81,7 @@ from ..errors import Raised, kinds_agree
 from .base import OpInfo
 from .kernels import kernel_note
 
-FAMILIES = ("sizes", "layouts", "extremes", "convention", "promotion", "ownership")
+FAMILIES = ("sizes", "layouts", "extremes", "accuracy", "convention", "promotion", "ownership")
 SIZES = (0, 1, 7, 1023, 1024, 1025, 4097, 100_003)
 BIG_SUM = 2**24 + 4097  # one float32 sum past 2^24 terms
 FLOAT = ("float32", "float64")
@@ -87,8 +97,9 @@ class SweepSample:
     default the leaves); ``call(lib, *operands)`` the result: a tensor, whose output and
     gradients with respect to the float leaves are checked, or a dict of quantities (the
     ownership programs). ``tol``: ``"oracle"`` (the op database's tolerance against a float64
-    reference), ``"size"`` (a sum of ``n`` terms), ``"ulp"`` or ``"same"`` (against PyTorch
-    in the same dtypes: promotion; conventions)."""
+    reference), ``"size"`` (a sum of ``n`` terms), ``"ulps"`` (each element within
+    :data:`~retrograd_conformance.compare.ACCURACY_ULPS` of the float64 reference: accuracy),
+    ``"ulp"`` or ``"same"`` (against PyTorch in the same dtypes: promotion; conventions)."""
 
     label: str
     make: Callable[[np.random.Generator], Sequence[np.ndarray]]
@@ -375,7 +386,7 @@ def judge_sample(row: SweepInfo, s: SweepSample, subject: str, dtype: str, oracl
             failures.append(f"{where}: raised {got.values}")
         return
     same = _oracle(oracle, row, s, dtype, False, arrays)
-    widen = s.tol in ("oracle", "size") and (dtype != "float64" or any(
+    widen = s.tol in ("oracle", "size", "ulps") and (dtype != "float64" or any(
         _resolve(k, dtype) == "float32" for k in s.kinds))
     ref = _oracle(oracle, row, s, dtype, True, arrays) if widen else same
     if isinstance(same.values, Raised):
@@ -433,8 +444,11 @@ def judge_sample(row: SweepInfo, s: SweepSample, subject: str, dtype: str, oracl
             precision = mixed
             if key == "output" and isinstance(expected, Typed) and expected.dtype in FLOAT:
                 precision = expected.dtype if s.tol in ("ulp", "same") else dtype
-            reason = compare(strip_types(exp_values), strip_types(actual),
-                             _tolerance(s, precision))
+            if s.tol == "ulps":  # the accuracy sweeps: each element against the exact value
+                reason = compare_ulps(exp_values, actual, dtype, arrays[0])
+            else:
+                reason = compare(strip_types(exp_values), strip_types(actual),
+                                 _tolerance(s, precision))
         if reason:
             note = f" ({s.note})" if s.note else ""
             which = "output" if row.family == "ownership" else key
@@ -1184,7 +1198,8 @@ def build_sweeps() -> tuple[SweepInfo, ...]:
         entries_selection,
         entries_sorting,
     )
-    from .sweeps_sizes import sizes_rows  # (these import this module's helpers)
+    from .sweeps_accuracy import accuracy_rows  # (these import this module's helpers)
+    from .sweeps_sizes import sizes_rows
 
     families = [entries_sorting, entries_indexing, entries_layout, entries_products,
                 entries_activations, entries_arithmetic, entries_random,
@@ -1192,7 +1207,8 @@ def build_sweeps() -> tuple[SweepInfo, ...]:
                 entries_normalization, entries_losses, entries_attention, entries_nn_extras]
     rows = (_sizes_rows() + sizes_rows() + [r for f in families for r in f.sizes_rows()]
             + _layouts_rows()
-            + _extremes_rows() + _convention_rows() + _format_labels(_promotion_rows())
+            + _extremes_rows() + accuracy_rows() + _convention_rows()
+            + _format_labels(_promotion_rows())
             + _ownership_rows())
     names = [r.name for r in rows]
     dupes = {n for n in names if names.count(n) > 1}

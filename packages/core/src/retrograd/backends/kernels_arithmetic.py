@@ -88,9 +88,11 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         return xp.where(xp.isnan(y), xp.full_like(prod, math.nan), prod)
 
     def erfc(x: Any) -> Any:
-        """``1 - erf(x)`` to full relative precision: ``1 - erf(x)`` below 2, and the
-        continued fraction ``exp(-x^2) / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / ...)))``
-        from 2 on (where ``1 - erf`` would cancel). A narrower float computes in float64."""
+        """``1 - erf(x)`` to full relative precision: ``1 - erf(x)`` below 0.5, Cody's
+        rational form ``exp(-x^2) r(x)`` on [0.5, 2) and the continued fraction ``exp(-x^2) /
+        sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / ...)))`` from 2 on (where ``1 - erf`` would
+        cancel), ``exp(-x^2)`` without rounding ``x^2`` first. A narrower float computes in
+        float64."""
         dt = x.dtype
         a = x if dt == xp.float64 else xp.astype(x, xp.float64)
         big = a >= _CF_FROM
@@ -98,8 +100,10 @@ def kernels(xp: Any) -> dict[str, Callable[..., Any]]:
         t = z
         for k in range(_CF_TERMS, 0, -1):
             t = z + (k / 2) / t
-        tail = xp.exp(-z * z) / (math.sqrt(math.pi) * t)
-        out = xp.where(big, tail, 1 - erf(a))
+        tail = kernels_pointwise.times_exp_neg_square(xp, 1.0 / (math.sqrt(math.pi) * t), z)
+        mid = (a >= 0.5) & ~big
+        cody = kernels_pointwise.erfc_mid(xp, xp.where(mid, a, xp.full_like(a, 1.0)))
+        out = xp.where(big, tail, xp.where(mid, cody, 1 - erf(a)))
         out = xp.where(a == math.inf, xp.zeros_like(a), out)
         return out if dt == xp.float64 else xp.astype(out, dt)
 
