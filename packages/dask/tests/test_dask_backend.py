@@ -10,6 +10,7 @@ import threading
 import dask.array as da
 import numpy as np
 import pytest
+import torch
 from retrograd_dask import backend, from_dask
 
 import retrograd as rg
@@ -178,3 +179,31 @@ def test_erf_in_its_far_tail_equals_the_cpu_backends(op):
         results.append([t.detach().cpu().numpy() for t in (y, x.grad)])
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_reductions_without_identity_of_empty_arrays_follow_numpy():
+    """The op database found it (cross_entropy over 0 rows): Dask's max over the kept axis of
+    a (0, 3) array raises when computed; NumPy gives an empty result."""
+    xp = backend.xp
+    x = da.zeros((0, 3), chunks=(1, 3))
+    for name in ("max", "min", "argmax", "argmin"):
+        fn = getattr(xp, name)
+        assert fn(x, axis=1).compute().shape == (0,)
+        assert fn(x, axis=1, keepdims=True).compute().shape == (0, 1)
+        with pytest.raises(ValueError):
+            fn(x, axis=0)  # NumPy: an empty axis has no maximum
+    assert xp.argmax(x, axis=1).dtype == np.argmax(np.zeros((0, 3)), axis=1).dtype
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_over_no_rows_equals_torchs(reduction):
+    x = rg.tensor(np.zeros((0, 3)), device="dask", requires_grad=True)
+    t = rg.tensor(np.zeros((0,), dtype=np.int64), device="dask")
+    loss = rg.nn.functional.cross_entropy(x, t, reduction=reduction)
+    xt = torch.zeros((0, 3), dtype=torch.float64, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(xt, torch.zeros(0, dtype=torch.long),
+                                             reduction=reduction)
+    np.testing.assert_array_equal(loss.item(), want.item())
+    loss.backward()
+    want.backward()
+    assert x.grad.shape == tuple(xt.grad.shape)

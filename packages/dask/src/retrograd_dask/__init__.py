@@ -161,11 +161,34 @@ def _reshape_empty_too(reshape: Any) -> Any:
     return reshape_
 
 
+_REDUCTIONS_WITHOUT_IDENTITY = ("max", "min", "argmax", "argmin")
+
+
+def _reduce_empty_too(name: str, reduce: Any) -> Any:
+    """``max``/``min``/``argmax``/``argmin`` that also take an array with a zero-size
+    dimension the reduction keeps: NumPy gives an empty result there (``(0, 3)`` reduced
+    over its 3 gives ``(0,)``), Dask's tree reduction raises NumPy's "zero-size array to
+    reduction operation maximum which has no identity" when computed. The result is a new
+    empty array of NumPy's shape and dtype; an empty axis reduced still raises NumPy's
+    error."""
+
+    def reduce_(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        if 0 in x.shape:
+            like = getattr(np, name)(np.empty(x.shape, dtype=x.dtype), axis=axis,
+                                     keepdims=keepdims)
+            return da.zeros(np.shape(like), dtype=np.asarray(like).dtype)
+        return reduce(x, axis=axis, keepdims=keepdims)
+
+    reduce_.__name__ = name
+    return reduce_
+
+
 class _Namespace:
     """array-api-compat's Dask namespace, with the functions whose result shape depends on
     the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
-    their results, which Dask refuses along a dimension of unknown size. ``reshape`` also
-    takes empty arrays (:func:`_reshape_empty_too`)."""
+    their results, which Dask refuses along a dimension of unknown size. ``reshape`` and the
+    reductions without an identity also take empty arrays (:func:`_reshape_empty_too`,
+    :func:`_reduce_empty_too`)."""
 
     def __init__(self, xp: Any) -> None:
         self._xp = xp
@@ -178,6 +201,8 @@ class _Namespace:
             fn = _known_shapes(fn)
         elif name == "reshape":
             fn = _reshape_empty_too(fn)
+        elif name in _REDUCTIONS_WITHOUT_IDENTITY:
+            fn = _reduce_empty_too(name, fn)
         setattr(self, name, fn)
         return fn
 
