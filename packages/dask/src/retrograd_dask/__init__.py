@@ -161,6 +161,30 @@ def _reshape_empty_too(reshape: Any) -> Any:
     return reshape_
 
 
+class _AddWithAt:
+    """The namespace's ``add``, with NumPy's ``add.at(out, positions, values)`` (values at
+    repeated positions add up) made of ``bincount`` with weights, which Dask has, written
+    into ``out`` by Dask's ``__setitem__`` (a new graph for the same array object).
+    Without it retrograd's scatter kernels use the Array API fallback (a sort, a segmented
+    scan by shifted concatenations and a search): on Dask, a gather's backward at 10^5
+    elements made 1.7 million tasks."""
+
+    def __init__(self, add: Any) -> None:
+        self._add = add
+        self.__name__ = "add"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._add(*args, **kwargs)
+
+    @staticmethod
+    def at(out: Any, positions: Any, values: Any) -> None:
+        """``out[positions] += values``, repeated positions adding up (``out`` 1-d)."""
+        positions = da.asarray(positions).reshape(-1)
+        values = da.broadcast_to(da.asarray(values), positions.shape).rechunk(positions.chunks)
+        summed = da.bincount(positions, weights=values, minlength=out.shape[0])
+        out[...] = out + summed.astype(out.dtype)
+
+
 _REDUCTIONS_WITHOUT_IDENTITY = ("max", "min", "argmax", "argmin")
 
 
@@ -188,7 +212,7 @@ class _Namespace:
     the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
     their results, which Dask refuses along a dimension of unknown size. ``reshape`` and the
     reductions without an identity also take empty arrays (:func:`_reshape_empty_too`,
-    :func:`_reduce_empty_too`)."""
+    :func:`_reduce_empty_too`), and ``add`` has NumPy's ``add.at`` (:class:`_AddWithAt`)."""
 
     def __init__(self, xp: Any) -> None:
         self._xp = xp
@@ -203,6 +227,8 @@ class _Namespace:
             fn = _reshape_empty_too(fn)
         elif name in _REDUCTIONS_WITHOUT_IDENTITY:
             fn = _reduce_empty_too(name, fn)
+        elif name == "add":
+            fn = _AddWithAt(fn)
         setattr(self, name, fn)
         return fn
 
