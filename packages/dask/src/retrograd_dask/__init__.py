@@ -200,6 +200,24 @@ class _AddWithAt:
         out[...] = out + summed.astype(out.dtype)
 
 
+def _concat_in_whole_chunks(concat: Any) -> Any:
+    """``concat`` whose result is cut into chunks as large as its inputs' largest along
+    ``axis``. retrograd's Array API scans (running maxima, the segmented sums of a
+    scatter) shift an array by concatenating a slice of it with a pad; Dask keeps every
+    chunk boundary of both operands, so each of the log2(n) steps doubles the boundaries,
+    and at 10^5 places the last steps had one chunk per element."""
+
+    def concat_(arrays: Any, /, *, axis: int | None = 0) -> Any:
+        out = concat(arrays, axis=axis)
+        if axis is None or out.ndim == 0 or out.shape[axis] == 0:
+            return out
+        size = max(max(a.chunks[axis], default=0) for a in arrays)
+        return out.rechunk({axis % out.ndim: max(size, 1)})
+
+    concat_.__name__ = "concat"
+    return concat_
+
+
 _REDUCTIONS_WITHOUT_IDENTITY = ("max", "min", "argmax", "argmin")
 
 
@@ -227,7 +245,8 @@ class _Namespace:
     the values (``nonzero``, ``unique_*``) computing that shape at once: the kernels slice
     their results, which Dask refuses along a dimension of unknown size. ``reshape`` and the
     reductions without an identity also take empty arrays (:func:`_reshape_empty_too`,
-    :func:`_reduce_empty_too`), and ``add`` has NumPy's ``add.at`` (:class:`_AddWithAt`)."""
+    :func:`_reduce_empty_too`), ``add`` has NumPy's ``add.at`` (:class:`_AddWithAt`) and
+    ``concat`` keeps whole chunks (:func:`_concat_in_whole_chunks`)."""
 
     def __init__(self, xp: Any) -> None:
         self._xp = xp
@@ -244,6 +263,8 @@ class _Namespace:
             fn = _reduce_empty_too(name, fn)
         elif name == "add":
             fn = _AddWithAt(fn)
+        elif name == "concat":
+            fn = _concat_in_whole_chunks(fn)
         setattr(self, name, fn)
         return fn
 
